@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ib_device: its operations table, attributes, port and registration.
+ */
+
+#include <linux/if_ether.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+
+#include "softrvt.h"
+
+/**
+ * rvt_query_device - report device attributes (ib_device_ops.query_device)
+ * @ibdev: the device
+ * @props: filled with the limits the verbs enforce
+ * @udata: must carry no request
+ *
+ * Return: 0, or -EINVAL for unexpected udata.
+ */
+static int rvt_query_device(struct ib_device *ibdev,
+			    struct ib_device_attr *props,
+			    struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	memset(props, 0, sizeof(*props));
+	props->fw_ver = 0;
+	props->sys_image_guid = ibdev->node_guid;
+	props->max_mr_size = U64_MAX;
+	props->page_size_cap = PAGE_SIZE;
+	props->vendor_id = RVT_VENDOR_ID;
+	props->max_qp = RVT_MAX_QP;
+	props->max_qp_wr = RVT_MAX_QP_WR;
+	props->device_cap_flags = IB_DEVICE_SRQ_RESIZE |
+				  IB_DEVICE_SYS_IMAGE_GUID |
+				  IB_DEVICE_RC_RNR_NAK_GEN |
+				  IB_DEVICE_PORT_ACTIVE_EVENT;
+	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
+	props->max_send_sge = RVT_MAX_SGE;
+	props->max_recv_sge = RVT_MAX_SGE;
+	props->max_sge_rd = RVT_MAX_SGE;
+	props->max_cq = RVT_MAX_CQ;
+	props->max_cqe = RVT_MAX_CQE;
+	props->max_mr = RVT_MAX_MR;
+	props->max_pd = RVT_MAX_PD;
+	props->max_srq = RVT_MAX_SRQ;
+	props->max_srq_wr = RVT_MAX_SRQ_WR;
+	props->max_srq_sge = RVT_MAX_SRQ_SGE;
+	props->max_pkeys = 1;
+	props->local_ca_ack_delay = 15;
+	props->atomic_cap = IB_ATOMIC_NONE;
+	return 0;
+}
+
+/**
+ * rvt_query_port - report the port's state (ib_device_ops.query_port)
+ * @ibdev: the device
+ * @port_num: always 1
+ * @props: zeroed by ib_core, filled here from the netdev
+ *
+ * Return: 0, or -ENODEV once the netdev is gone.
+ */
+static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
+			  struct ib_port_attr *props)
+{
+	struct net_device *ndev;
+	int ret;
+
+	ndev = ib_device_get_netdev(ibdev, port_num);
+	if (!ndev)
+		return -ENODEV;
+
+	props->max_mtu = IB_MTU_4096;
+	props->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	props->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
+	props->pkey_tbl_len = 1;
+	props->max_msg_sz = 1U << 31;
+	props->port_cap_flags = 0;
+	props->ip_gids = true;
+	if (netif_running(ndev) && netif_carrier_ok(ndev)) {
+		props->state = IB_PORT_ACTIVE;
+		props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		props->state = IB_PORT_DOWN;
+		props->phys_state = (dev_get_flags(ndev) & IFF_UP) ?
+				    IB_PORT_PHYS_STATE_POLLING :
+				    IB_PORT_PHYS_STATE_DISABLED;
+	}
+	dev_put(ndev);
+
+	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
+			       &props->active_width);
+	return ret;
+}
+
+/**
+ * rvt_query_pkey - the single default P_Key (ib_device_ops.query_pkey)
+ * @ibdev: the device
+ * @port_num: always 1
+ * @index: only 0 exists
+ * @pkey: set to the full-membership default
+ *
+ * Return: 0, or -EINVAL for another index.
+ */
+static int rvt_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			  u16 *pkey)
+{
+	if (index != 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/**
+ * rvt_get_port_immutable - port capabilities (ib_device_ops.get_port_immutable)
+ * @ibdev: the device
+ * @port_num: always 1
+ * @immutable: filled as a RoCEv2 port, so ib_core builds IP-based GIDs
+ *
+ * Return: 0 or the error of ib_query_port().
+ */
+static int rvt_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				  struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = ib_query_port(ibdev, port_num, &attr);
+	if (ret)
+		return ret;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/**
+ * rvt_alloc_ucontext - open a user context (ib_device_ops.alloc_ucontext)
+ * @uctx: the context allocated by ib_core
+ * @udata: unused; the ABI version is carried by uverbs_abi_ver
+ *
+ * Return: 0.
+ */
+static int rvt_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/**
+ * rvt_dealloc_ucontext - close a user context
+ * (ib_device_ops.dealloc_ucontext)
+ * @uctx: the context; ib_core has already destroyed its objects
+ */
+static void rvt_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+/**
+ * rvt_dealloc_driver - last teardown after unregistration
+ * (ib_device_ops.dealloc_driver)
+ * @ibdev: the device, no longer reachable through ib_core
+ */
+static void rvt_dealloc_driver(struct ib_device *ibdev)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
+
+	rvt_forget_dev(rdi);
+	WARN_ON(!xa_empty(&rdi->qp_xa));
+	WARN_ON(!xa_empty(&rdi->mr_xa));
+	xa_destroy(&rdi->qp_xa);
+	xa_destroy(&rdi->mr_xa);
+}
+
+static const struct ib_device_ops rvt_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SOFTRVT_UVERBS_ABI_VERSION,
+
+	.alloc_pd = rvt_alloc_pd,
+	.alloc_ucontext = rvt_alloc_ucontext,
+	.create_cq = rvt_create_cq,
+	.create_qp = rvt_create_qp,
+	.create_srq = rvt_create_srq,
+	.dealloc_driver = rvt_dealloc_driver,
+	.dealloc_pd = rvt_dealloc_pd,
+	.dealloc_ucontext = rvt_dealloc_ucontext,
+	.dereg_mr = rvt_dereg_mr,
+	.destroy_cq = rvt_destroy_cq,
+	.destroy_qp = rvt_destroy_qp,
+	.destroy_srq = rvt_destroy_srq,
+	.get_dma_mr = rvt_get_dma_mr,
+	.get_port_immutable = rvt_get_port_immutable,
+	.mmap = rvt_mmap,
+	.mmap_free = rvt_mmap_free,
+	.modify_qp = rvt_modify_qp,
+	.modify_srq = rvt_modify_srq,
+	.poll_cq = rvt_poll_cq,
+	.post_recv = rvt_post_recv,
+	.post_send = rvt_post_send,
+	.post_srq_recv = rvt_post_srq_recv,
+	.query_device = rvt_query_device,
+	.query_pkey = rvt_query_pkey,
+	.query_port = rvt_query_port,
+	.query_qp = rvt_query_qp,
+	.query_srq = rvt_query_srq,
+	.reg_user_mr = rvt_reg_user_mr,
+	.req_notify_cq = rvt_req_notify_cq,
+	.resize_cq = rvt_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, rvt_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, rvt_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, rvt_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rvt_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rvt_ucontext, ibucontext),
+};
+
+/**
+ * rvt_alloc_dev - allocate a device for a netdev
+ * @ndev: the netdev it will sit on
+ *
+ * Return: the device, or NULL.
+ */
+struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
+{
+	struct rvt_dev_info *rdi;
+
+	rdi = ib_alloc_device(rvt_dev_info, ibdev);
+	if (!rdi)
+		return NULL;
+	rdi->ndev = ndev;
+	INIT_LIST_HEAD(&rdi->list);
+	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
+	return rdi;
+}
+
+/**
+ * rvt_register_dev - register a device with ib_core
+ * @rdi: from rvt_alloc_dev()
+ * @name: the ib_device name, from rdma link add
+ *
+ * On failure the caller still owns @rdi and frees it with
+ * ib_dealloc_device().  Process context; takes RTNL inside ib_core.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
+{
+	struct ib_device *ibdev = &rdi->ibdev;
+	int ret;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "softrvt", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    rdi->ndev->dev_addr);
+	ib_set_device_ops(ibdev, &rvt_dev_ops);
+
+	ret = ib_device_set_netdev(ibdev, rdi->ndev, 1);
+	if (ret)
+		return ret;
+	/* No dma_device: ib_core then uses virtual addresses as DMA addresses. */
+	return ib_register_device(ibdev, name, NULL);
+}
+
+/**
+ * rvt_port_event - tell consumers the port went up or down
+ * @rdi: the device
+ * @type: IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR
+ */
+void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &rdi->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}

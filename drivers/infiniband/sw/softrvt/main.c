@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Module entry points, `rdma link` operations and netdev events.
+ *
+ * Devices are kept on rvt_devices so that netdev events and rmmod find
+ * exactly softrvt's devices: as an out-of-tree driver softrvt has no
+ * driver_id of its own to ask ib_core for them.
+ *
+ * Lock order: RTNL, then rvt_devices_lock.  Nothing is called into
+ * ib_core with rvt_devices_lock held, since ib_core takes RTNL.
+ */
+
+#include <linux/if_vlan.h>
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "softrvt.h"
+
+static LIST_HEAD(rvt_devices);
+static DEFINE_MUTEX(rvt_devices_lock);
+
+static struct rvt_dev_info *rvt_find_dev_locked(struct net_device *ndev)
+{
+	struct rvt_dev_info *rdi;
+
+	lockdep_assert_held(&rvt_devices_lock);
+	list_for_each_entry(rdi, &rvt_devices, list)
+		if (rdi->ndev == ndev)
+			return rdi;
+	return NULL;
+}
+
+/**
+ * rvt_forget_dev - take a device off rvt_devices
+ * @rdi: the device; being on the list or not are both fine
+ */
+void rvt_forget_dev(struct rvt_dev_info *rdi)
+{
+	mutex_lock(&rvt_devices_lock);
+	list_del_init(&rdi->list);
+	mutex_unlock(&rvt_devices_lock);
+}
+
+static bool rvt_netdev_active(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev);
+}
+
+/**
+ * rvt_newlink - `rdma link add NAME type softrvt netdev DEV`
+ * @ibdev_name: NAME
+ * @ndev: DEV, held by the caller for the duration of the call
+ *
+ * Return: 0, -EEXIST if DEV already has a softrvt device, -EPERM for a
+ * VLAN device, or the error of the registration.
+ */
+static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
+{
+	struct rvt_dev_info *rdi;
+	int ret;
+
+	if (is_vlan_dev(ndev))
+		return -EPERM;
+
+	rdi = rvt_alloc_dev(ndev);
+	if (!rdi)
+		return -ENOMEM;
+
+	/* Claim the netdev before registering, so a racing add sees it. */
+	mutex_lock(&rvt_devices_lock);
+	if (rvt_find_dev_locked(ndev)) {
+		mutex_unlock(&rvt_devices_lock);
+		ib_dealloc_device(&rdi->ibdev);
+		return -EEXIST;
+	}
+	list_add_tail(&rdi->list, &rvt_devices);
+	mutex_unlock(&rvt_devices_lock);
+
+	rtnl_lock();
+	rdi->port_active = rvt_netdev_active(ndev);
+	rtnl_unlock();
+
+	ret = rvt_register_dev(rdi, ibdev_name);
+	if (ret) {
+		rvt_forget_dev(rdi);
+		ib_dealloc_device(&rdi->ibdev);
+	}
+	return ret;
+}
+
+static struct rdma_link_ops rvt_link_ops = {
+	.type = "softrvt",
+	.newlink = rvt_newlink,
+};
+
+/*
+ * Runs under RTNL.  The device is pinned with ib_device_try_get(), which
+ * fails while it is not, or no longer, registered.
+ */
+static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
+			    void *arg)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
+	struct rvt_dev_info *rdi;
+	bool active;
+
+	mutex_lock(&rvt_devices_lock);
+	rdi = rvt_find_dev_locked(ndev);
+	if (rdi && !ib_device_try_get(&rdi->ibdev))
+		rdi = NULL;
+	mutex_unlock(&rvt_devices_lock);
+	if (!rdi)
+		return NOTIFY_DONE;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&rdi->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		active = rvt_netdev_active(ndev);
+		if (active != rdi->port_active) {
+			rdi->port_active = active;
+			rvt_port_event(rdi, active ? IB_EVENT_PORT_ACTIVE :
+						     IB_EVENT_PORT_ERR);
+		}
+		break;
+	}
+	ib_device_put(&rdi->ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block rvt_netdev_notifier = {
+	.notifier_call = rvt_netdev_event,
+};
+
+static int __init rvt_module_init(void)
+{
+	int ret;
+
+	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	if (ret)
+		return ret;
+	rdma_link_register(&rvt_link_ops);
+	return 0;
+}
+
+static void __exit rvt_module_exit(void)
+{
+	struct rvt_dev_info *rdi;
+
+	/* Waits for newlink calls in flight; none can start after it. */
+	rdma_link_unregister(&rvt_link_ops);
+	unregister_netdevice_notifier(&rvt_netdev_notifier);
+
+	mutex_lock(&rvt_devices_lock);
+	while ((rdi = list_first_entry_or_null(&rvt_devices,
+					       struct rvt_dev_info, list))) {
+		list_del_init(&rdi->list);
+		/* Keeps the memory if a dellink is unregistering it too. */
+		get_device(&rdi->ibdev.dev);
+		mutex_unlock(&rvt_devices_lock);
+		ib_unregister_device(&rdi->ibdev);
+		put_device(&rdi->ibdev.dev);
+		mutex_lock(&rvt_devices_lock);
+	}
+	mutex_unlock(&rvt_devices_lock);
+}
+
+module_init(rvt_module_init);
+module_exit(rvt_module_exit);
+
+MODULE_ALIAS_RDMA_LINK("softrvt");
+MODULE_DESCRIPTION("softrvt: software RDMA device in the style of rdmavt");
+MODULE_LICENSE("Dual BSD/GPL");

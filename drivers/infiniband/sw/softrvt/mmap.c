@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Mapping rings into userspace.
+ *
+ * Each user ring gets an rdma_user_mmap_entry in its ucontext.  ib_core
+ * looks entries up per ucontext and checks the mapping length against the
+ * entry's, so a ring can be mapped only through the context that created
+ * it and only whole.  The entry owns the ring: rvt_mmap_free() releases it
+ * once the object is gone and no mmap() call can still be using it.
+ * Pages already mapped hold their own references and outlive the vfree().
+ */
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "softrvt.h"
+
+struct rvt_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	void *obj;
+};
+
+static struct rvt_mmap_entry *
+to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
+{
+	return container_of(entry, struct rvt_mmap_entry, rdma_entry);
+}
+
+/**
+ * rvt_mmap_entry_create - make a vmalloc_user() ring mappable
+ * @udata: the verb's udata, which names the ucontext
+ * @obj: the ring; owned by the entry on success
+ * @size: page-aligned length of @obj
+ * @entry: the new entry, for rdma_user_mmap_entry_remove()
+ * @offset: the mmap offset to hand to userspace
+ *
+ * Return: 0 or a negative errno; on error @obj still belongs to the caller.
+ */
+int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
+			  struct rdma_user_mmap_entry **entry, u64 *offset)
+{
+	struct rvt_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct rvt_ucontext,
+					  ibucontext);
+	struct rvt_mmap_entry *e;
+	int ret;
+
+	if (!uctx)
+		return -EINVAL;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->obj = obj;
+	ret = rdma_user_mmap_entry_insert(&uctx->ibucontext, &e->rdma_entry,
+					  size);
+	if (ret) {
+		kfree(e);
+		return ret;
+	}
+	*entry = &e->rdma_entry;
+	*offset = rdma_user_mmap_get_offset(&e->rdma_entry);
+	return 0;
+}
+
+/**
+ * rvt_mmap - map a ring into a user process (ib_device_ops.mmap)
+ * @uctx: the caller's ucontext
+ * @vma: the mapping being created
+ *
+ * Return: 0, or -EINVAL when @vma names no ring of @uctx or not its length.
+ */
+int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	int ret;
+
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	ret = remap_vmalloc_range(vma, to_rvt_mmap_entry(entry)->obj, 0);
+	rdma_user_mmap_entry_put(entry);
+	return ret;
+}
+
+/**
+ * rvt_mmap_free - release a ring and its entry (ib_device_ops.mmap_free)
+ * @entry: the entry, removed and no longer referenced
+ */
+void rvt_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct rvt_mmap_entry *e = to_rvt_mmap_entry(entry);
+
+	vfree(e->obj);
+	kfree(e);
+}

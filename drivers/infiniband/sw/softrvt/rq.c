@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Receive rings shared by QP receive queues and SRQs.
+ *
+ * A ring has size slots and holds at most size - 1 WQEs, so head == tail
+ * means empty and head + 1 == tail (mod size) means full.  Indices are
+ * always reduced modulo size; one that is not is corrupt.
+ */
+
+#include <linux/overflow.h>
+#include <linux/vmalloc.h>
+
+#include "softrvt.h"
+
+/**
+ * rvt_rq_init - allocate an empty receive ring
+ * @rq: the ring; its lock is initialised here
+ * @max_wr: WQEs the ring must hold
+ * @max_sge: scatter entries per WQE
+ * @user: allocate with vmalloc_user() so the ring can be mmapped
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
+{
+	size_t bytes;
+
+	if (max_wr >= U32_MAX || max_sge > U8_MAX)
+		return -EINVAL;
+
+	rq->size = max_wr + 1;
+	rq->max_sge = max_sge;
+	rq->stride = struct_size_t(struct rvt_rwqe, sg_list, max_sge);
+	rq->user = user;
+	rq->tail = 0;
+	rq->mmap_entry = NULL;
+	spin_lock_init(&rq->lock);
+
+	bytes = size_add(sizeof(struct rvt_rwq),
+			 size_mul(rq->size, rq->stride));
+	if (bytes == SIZE_MAX)
+		return -ENOMEM;
+	rq->wq = user ? vmalloc_user(PAGE_ALIGN(bytes)) : vzalloc(bytes);
+	return rq->wq ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_init);
+
+/**
+ * rvt_rq_free - release a ring
+ * @rq: the ring
+ *
+ * A mapped ring belongs to its mmap entry from then on, and is freed by
+ * rvt_mmap_free() once no mmap() can still reach it.  Process context.
+ */
+void rvt_rq_free(struct rvt_rq *rq)
+{
+	if (rq->mmap_entry)
+		rdma_user_mmap_entry_remove(rq->mmap_entry);
+	else
+		vfree(rq->wq);
+	rq->mmap_entry = NULL;
+	rq->wq = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_free);
+
+/**
+ * rvt_rq_head - read and validate the producer index
+ * @rq: the ring
+ * @head: where to store the index
+ *
+ * For a user ring the index comes from userspace: it is read once, with
+ * acquire semantics so the WQE it publishes is visible, and never used
+ * unless it lies inside the ring.
+ *
+ * Return: 0, or -EIO when the index is out of range.
+ */
+int rvt_rq_head(const struct rvt_rq *rq, u32 *head)
+{
+	u32 h = smp_load_acquire(&rq->wq->head.val);
+
+	if (unlikely(h >= rq->size))
+		return -EIO;
+	*head = h;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_head);
+
+/**
+ * rvt_rq_count - WQEs between two valid indices
+ * @rq: the ring
+ * @head: producer index, < @rq->size
+ * @tail: consumer index, < @rq->size
+ *
+ * Return: the number of posted, unconsumed WQEs.
+ */
+u32 rvt_rq_count(const struct rvt_rq *rq, u32 head, u32 tail)
+{
+	return head >= tail ? head - tail : rq->size - tail + head;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_count);
+
+static u32 rvt_rq_next(const struct rvt_rq *rq, u32 index)
+{
+	return ++index == rq->size ? 0 : index;
+}
+
+/**
+ * rvt_rq_post - append a chain of receive WRs
+ * @rq: the ring
+ * @wr: the first WR of the chain
+ * @bad_wr: set to the first WR not posted
+ *
+ * Stops at the first WR that cannot be posted; the ones before it stay
+ * posted.  May be called from any context, including hard interrupts.
+ *
+ * Return: 0, -EINVAL for too many SGEs, -ENOMEM for a full ring, -EIO
+ * for a corrupt producer index.
+ */
+int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad_wr)
+{
+	unsigned long flags;
+	int ret = 0;
+	u32 head;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	ret = rvt_rq_head(rq, &head);
+	for (; !ret && wr; wr = wr->next) {
+		struct rvt_rwqe *wqe;
+		u32 next;
+		int i;
+
+		if (unlikely(wr->num_sge > rq->max_sge || wr->num_sge < 0)) {
+			ret = -EINVAL;
+			break;
+		}
+		next = rvt_rq_next(rq, head);
+		if (unlikely(next == rq->tail)) {
+			ret = -ENOMEM;
+			break;
+		}
+		wqe = rvt_get_rwqe_ptr(rq, head);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->sg_list[i].addr = wr->sg_list[i].addr;
+			wqe->sg_list[i].length = wr->sg_list[i].length;
+			wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
+		}
+		head = next;
+		/* Publish each WQE as it is written: a consumer may run now. */
+		smp_store_release(&rq->wq->head.val, head);
+	}
+	spin_unlock_irqrestore(&rq->lock, flags);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_post);
+
+/**
+ * rvt_rq_pop_locked - take the oldest WQE off a ring
+ * @rq: the ring, with @rq->lock held
+ * @wqe: a buffer of @rq->stride bytes that receives a copy of the WQE
+ *
+ * The WQE is copied out because userspace may rewrite a user ring at any
+ * time; its num_sge is checked on the copy, never on the ring.
+ *
+ * Return: the number of WQEs left, -ENOENT if the ring was empty, -EIO if
+ * the producer index or the WQE is corrupt.
+ */
+int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe)
+{
+	u32 head;
+	int ret;
+
+	lockdep_assert_held(&rq->lock);
+
+	ret = rvt_rq_head(rq, &head);
+	if (ret)
+		return ret;
+	if (head == rq->tail)
+		return -ENOENT;
+
+	memcpy(wqe, rvt_get_rwqe_ptr(rq, rq->tail), rq->stride);
+	if (unlikely(wqe->num_sge > rq->max_sge))
+		return -EIO;
+
+	rq->tail = rvt_rq_next(rq, rq->tail);
+	smp_store_release(&rq->wq->tail.val, rq->tail);
+	return rvt_rq_count(rq, head, rq->tail);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_pop_locked);
+
+/**
+ * rvt_rq_resize_locked - move a ring's outstanding WQEs into another ring
+ * @rq: the ring in use, with @rq->lock held
+ * @new: an empty ring from rvt_rq_init() with the same max_sge
+ *
+ * Outstanding WQEs keep their order and start at slot 0 of the new ring,
+ * then the two rings are exchanged, so that on success @new holds the
+ * old ring and on failure the unused new one; either way the caller
+ * releases @new with rvt_rq_free() outside the lock.
+ *
+ * Return: 0, -EINVAL if the outstanding WQEs do not fit, or -EIO for a
+ * corrupt producer index.
+ */
+int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new)
+{
+	u32 head, tail, n;
+	int ret;
+
+	lockdep_assert_held(&rq->lock);
+
+	ret = rvt_rq_head(rq, &head);
+	if (ret)
+		return ret;
+	if (rvt_rq_count(rq, head, rq->tail) >= new->size)
+		return -EINVAL;
+	for (n = 0, tail = rq->tail; tail != head;
+	     tail = rvt_rq_next(rq, tail), n++)
+		memcpy(rvt_get_rwqe_ptr(new, n), rvt_get_rwqe_ptr(rq, tail),
+		       rq->stride);
+	new->wq->head.val = n;
+	new->wq->tail.val = 0;
+	new->tail = 0;
+
+	swap(rq->wq, new->wq);
+	swap(rq->size, new->size);
+	swap(rq->tail, new->tail);
+	swap(rq->mmap_entry, new->mmap_entry);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rq_resize_locked);
+
+/**
+ * rvt_rq_mmap_bytes - the length userspace maps for a ring
+ * @rq: the ring
+ *
+ * Return: the page-aligned size of the allocation behind @rq->wq.
+ */
+size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq)
+{
+	return PAGE_ALIGN(sizeof(struct rvt_rwq) +
+			  (size_t)rq->size * rq->stride);
+}
+
+/**
+ * rvt_rq_pop_wr_id - discard the oldest WQE, keeping only its wr_id
+ * @rq: the ring
+ * @wr_id: where to store the WQE's wr_id
+ *
+ * Used to flush a ring one WQE at a time, so that each completion is
+ * entered without the ring's lock held.  Any context.
+ *
+ * Return: 0, -ENOENT if the ring is empty, -EIO if it is corrupt.
+ */
+int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
+{
+	unsigned long flags;
+	u32 head;
+	int ret;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	ret = rvt_rq_head(rq, &head);
+	if (!ret && head == rq->tail)
+		ret = -ENOENT;
+	if (!ret) {
+		*wr_id = rvt_get_rwqe_ptr(rq, rq->tail)->wr_id;
+		rq->tail = rvt_rq_next(rq, rq->tail);
+		smp_store_release(&rq->wq->tail.val, rq->tail);
+	}
+	spin_unlock_irqrestore(&rq->lock, flags);
+	return ret;
+}
+
+/**
+ * rvt_rq_reset - empty a ring without completing its WQEs
+ * @rq: the ring
+ *
+ * For the move to RESET, which discards posted WQEs.  Both indices are
+ * written, as userspace restarts its producer at 0 too.
+ */
+void rvt_rq_reset(struct rvt_rq *rq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	rq->tail = 0;
+	smp_store_release(&rq->wq->tail.val, 0);
+	smp_store_release(&rq->wq->head.val, 0);
+	spin_unlock_irqrestore(&rq->lock, flags);
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softrvt: a software RDMA device in the style of rdmavt.
+ *
+ * Object layout and locking are described in
+ * Documentation/softrvt/design.rst.
+ */
+#ifndef SOFTRVT_H
+#define SOFTRVT_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rvt-abi.h>
+#include <rdma/softrvt-abi.h>
+
+#if IS_ENABLED(CONFIG_KUNIT)
+#include <kunit/visibility.h>
+#else
+#define EXPORT_SYMBOL_IF_KUNIT(sym)
+#endif
+
+/* Limits reported by query_device and enforced by the verbs. */
+#define RVT_MAX_QP		16384
+#define RVT_MAX_QP_WR		16383
+#define RVT_MAX_SGE		32
+#define RVT_MAX_CQ		16384
+#define RVT_MAX_CQE		65535
+#define RVT_MAX_SRQ		16384
+#define RVT_MAX_SRQ_WR		16383
+#define RVT_MAX_SRQ_SGE		32
+#define RVT_MAX_PD		65536
+#define RVT_MAX_MR		65536
+#define RVT_MAX_INLINE		0
+#define RVT_PORT_GID_TBL_LEN	128
+#define RVT_VENDOR_ID		0xffffff
+/* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
+#define RVT_KEY_INDEX_SHIFT	8
+#define RVT_PSN_MASK		0xffffff
+
+struct rvt_dev_info {
+	struct ib_device ibdev;
+	/* For matching netdev events only; the held reference is ib_core's. */
+	struct net_device *ndev;
+	struct list_head list;		/* on rvt_devices, under rvt_devices_lock */
+	bool port_active;		/* last state reported; under RTNL */
+
+	atomic_t n_pds;
+	atomic_t n_cqs;
+	atomic_t n_srqs;
+	atomic_t n_qps;
+	atomic_t n_mrs;
+
+	struct xarray qp_xa;		/* QPN -> struct rvt_qp */
+	u32 next_qpn;
+	struct xarray mr_xa;		/* key index -> struct rvt_mr */
+	u32 next_mr_index;
+};
+
+struct rvt_ucontext {
+	struct ib_ucontext ibucontext;
+};
+
+struct rvt_pd {
+	struct ib_pd ibpd;
+};
+
+struct rvt_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL for the DMA MR */
+	int access;
+	u64 iova;
+	u64 length;
+};
+
+/*
+ * A receive ring: a QP's receive queue or an SRQ.  WQEs and both indices
+ * live in one allocation laid out as struct rvt_rwq, which is mmapped for
+ * user objects.  The kernel is always the consumer and keeps the only tail
+ * it trusts in @tail, publishing it to wq->tail.  The producer is whoever
+ * owns the object; wq->head is read back and validated on every use, as
+ * userspace may have written anything there.
+ */
+struct rvt_rq {
+	struct rvt_rwq *wq;
+	u32 size;			/* slots: max_wr + 1, one always empty */
+	u32 stride;			/* bytes per struct rvt_rwqe */
+	u8 max_sge;
+	bool user;			/* vmalloc_user, to be mmapped */
+	u32 tail;
+	/* Serialises producers, the consumer and resize; taken in any context. */
+	spinlock_t lock;
+	/* Owns wq once set: the ring is freed when the last mapping goes. */
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+struct rvt_srq {
+	struct ib_srq ibsrq;
+	struct rvt_rq rq;
+	u32 limit;			/* armed SRQ limit, 0 if not; under rq.lock */
+};
+
+/* Kernel CQ: entries are struct ib_wc; user CQ: struct rvt_cq_wc ring. */
+struct rvt_cq {
+	struct ib_cq ibcq;
+	/* Serialises rvt_cq_enter, poll, notify and resize; any context. */
+	spinlock_t lock;
+	u32 size;			/* slots: ibcq.cqe + 1 */
+	u32 head;			/* producer, always the kernel */
+	u32 tail;			/* consumer, for kernel CQs only */
+	u8 notify;			/* IB_CQ_NEXT_COMP, IB_CQ_SOLICITED or 0 */
+	bool overflowed;
+	struct ib_wc *kqueue;
+	struct rvt_cq_wc *queue;
+	struct rdma_user_mmap_entry *mmap_entry;
+};
+
+struct rvt_qp {
+	struct ib_qp ibqp;
+	struct rvt_rq r_rq;		/* unused when attached to an SRQ */
+	/* Serialises modify and query; process context. */
+	struct mutex state_mutex;
+	enum ib_qp_state state;		/* written under state_mutex */
+	struct ib_qp_attr attr;		/* as last modified, for query */
+	struct ib_qp_cap cap;
+	enum ib_sig_type sq_sig_type;
+};
+
+static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct rvt_dev_info, ibdev);
+}
+
+static inline struct rvt_pd *ibpd_to_rvtpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct rvt_pd, ibpd);
+}
+
+static inline struct rvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct rvt_mr, ibmr);
+}
+
+static inline struct rvt_cq *ibcq_to_rvtcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct rvt_cq, ibcq);
+}
+
+static inline struct rvt_srq *ibsrq_to_rvtsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct rvt_srq, ibsrq);
+}
+
+static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct rvt_qp, ibqp);
+}
+
+/* main.c */
+void rvt_forget_dev(struct rvt_dev_info *rdi);
+
+/* device.c */
+struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev);
+int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
+void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
+
+/* mmap.c */
+int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
+			  struct rdma_user_mmap_entry **entry, u64 *offset);
+int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* pd.c */
+int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int rvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mr.c */
+struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 iova, int access, struct ib_udata *udata);
+int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* cq.c */
+int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user);
+void rvt_cq_cleanup(struct rvt_cq *cq);
+bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited);
+bool softrvt_kunit_cq_enter(struct rvt_cq *cq, struct ib_wc *wc,
+			    bool solicited);
+int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata);
+int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct uverbs_attr_bundle *attrs);
+int rvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int rvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry);
+int rvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int rvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+
+/* rq.c */
+int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user);
+void rvt_rq_free(struct rvt_rq *rq);
+int rvt_rq_head(const struct rvt_rq *rq, u32 *head);
+u32 rvt_rq_count(const struct rvt_rq *rq, u32 head, u32 tail);
+int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad_wr);
+int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe);
+int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new);
+size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq);
+int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id);
+void rvt_rq_reset(struct rvt_rq *rq);
+
+static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct rvt_rq *rq,
+						u32 n)
+{
+	return (struct rvt_rwqe *)((char *)rq->wq->wq + (size_t)n * rq->stride);
+}
+
+/* srq.c */
+int rvt_srq_init(struct rvt_srq *srq, const struct ib_srq_attr *attr,
+		 bool user);
+void rvt_srq_cleanup(struct rvt_srq *srq);
+int rvt_srq_set_limit(struct rvt_srq *srq, u32 limit);
+int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
+		   struct ib_udata *udata);
+int rvt_srq_get_rwqe(struct rvt_srq *srq, struct rvt_rwqe *wqe);
+int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
+int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+
+/* qp.c */
+int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata);
+int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		  struct ib_udata *udata);
+int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		 struct ib_qp_init_attr *init);
+int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+
+#endif /* SOFTRVT_H */

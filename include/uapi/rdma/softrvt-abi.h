@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * softrvt user/kernel ABI: the udata exchanged on verbs commands.
+ *
+ * The shared rings themselves use the rdmavt layouts from <rdma/rvt-abi.h>:
+ * struct rvt_cq_wc for user CQs and struct rvt_rwq/struct rvt_rwqe for
+ * receive queues and SRQs.  Each ring is one mmap() at the offset returned
+ * here; its length is the header plus (entries + 1) slots, page aligned.
+ */
+#ifndef SOFTRVT_ABI_USER_H
+#define SOFTRVT_ABI_USER_H
+
+#include <linux/types.h>
+
+#define SOFTRVT_UVERBS_ABI_VERSION	1
+
+/* Response to create_cq and resize_cq: where to mmap the CQ ring. */
+struct softrvt_cq_resp {
+	__aligned_u64 mmap_offset;
+};
+
+/* Response to create_srq: where to mmap the SRQ's receive ring. */
+struct softrvt_create_srq_resp {
+	__aligned_u64 mmap_offset;
+};
+
+/*
+ * modify_srq has no response buffer.  When IB_SRQ_MAX_WR resizes a user
+ * SRQ, the kernel writes the new ring's mmap offset (a __u64) to the user
+ * address given here; 0 there means the ring was not replaced.
+ */
+struct softrvt_modify_srq_cmd {
+	__aligned_u64 offset_addr;
+};
+
+/* Response to create_qp: where to mmap the receive ring (0: none, SRQ). */
+struct softrvt_create_qp_resp {
+	__aligned_u64 rq_mmap_offset;
+};
+
+#endif /* SOFTRVT_ABI_USER_H */

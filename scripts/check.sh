@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# `make check`: static checks, then one guest boot that runs the KUnit
+# module and the in-guest tests on the debug kernel.  Ends with one line
+# "N passed, N failed"; exits non-zero if anything failed, if the kernel
+# reported a WARNING, BUG, lockdep, KASAN, UBSAN or kmemleak finding, or if
+# the guest timed out.
+set -uo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+out=${CHECK_OUT:-$CACHE/check-last}
+rm -rf "$out"
+mkdir -p "$out"
+results=$out/results.all
+: > "$results"
+
+record() { # PASS|FAIL name
+	echo "$1 $2" >> "$results"
+	echo "$1 $2"
+}
+
+kdir=$("$TOP/scripts/build-kernel.sh" debug) || { record FAIL "build test kernel"; kdir=""; }
+"$TOP/scripts/build-rootfs.sh" > /dev/null || record FAIL "build guest root"
+src=$(readlink -f "$kdir/source")
+
+if [ -n "$kdir" ]; then
+	KDIR=$kdir LINT_LOGDIR=$out/lint "$TOP/scripts/lint.sh" | tee -a "$results"
+fi
+if make -s -C "$TOP/tests" > "$out/tests-build.log" 2>&1; then
+	record PASS "tests: userspace tests build"
+else
+	cat "$out/tests-build.log"
+	record FAIL "tests: userspace tests build"
+fi
+
+mkdir -p "$out/guest"
+"$TOP/scripts/vm.sh" -k "$kdir" -t 2400 -o "$out/guest" -- \
+	scripts/guest/run-tests.sh > "$out/vm.log" 2>&1
+vm=$?
+tail -n 150 "$out/vm.log"
+case $vm in
+124) record FAIL "guest: finished before the timeout" ;;
+125) record FAIL "guest: ran to the end without dying" ;;
+*) record PASS "guest: ran to the end" ;;
+esac
+[ -f "$out/guest/results" ] && cat "$out/guest/results" >> "$results"
+
+# KUnit: each case line of the KTAP the module printed counts as a test.
+if [ -f "$out/guest/kunit.log" ]; then
+	sed -E 's/^\[[^]]*\] ?//' "$out/guest/kunit.log" > "$out/kunit.ktap"
+	if python3 "$src/tools/testing/kunit/kunit.py" parse "$out/kunit.ktap" \
+		> "$out/kunit-parse.log" 2>&1; then
+		record PASS "kunit: kunit.py parse reports success"
+	else
+		record FAIL "kunit: kunit.py parse reports success"
+	fi
+	cat "$out/kunit-parse.log"
+	ncases=0
+	while read -r line; do
+		name=${line#*ok [0-9]* }
+		case "$line" in
+		"not ok "*) record FAIL "kunit: $name" ;;
+		*"# SKIP"*) record FAIL "kunit: $name (skipped)" ;;
+		*) record PASS "kunit: $name" ;;
+		esac
+		ncases=$((ncases + 1))
+	done < <(grep -E '^    (not )?ok [0-9]+ ' "$out/kunit.ktap" | sed 's/^    //')
+	[ "$ncases" -gt 0 ] || record FAIL "kunit: cases found in the KTAP output"
+else
+	record FAIL "kunit: KTAP output collected"
+fi
+
+# The kernel's own checkers: any report fails the run.
+klog=$out/guest/dmesg
+[ -f "$klog" ] || klog=$out/guest/console.log
+pattern='WARNING:|BUG:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|Oops|Kernel panic|general protection fault|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON|INFO: lockdep is turned off|unreferenced object'
+if grep -E "$pattern" "$klog" > "$out/kernel-reports.log"; then
+	cat "$out/kernel-reports.log"
+	record FAIL "kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+else
+	record PASS "kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+fi
+if [ ! -f "$out/guest/kmemleak" ]; then
+	record FAIL "kmemleak: scan ran"
+elif [ -s "$out/guest/kmemleak" ]; then
+	head -60 "$out/guest/kmemleak"
+	record FAIL "kmemleak: no leaks"
+else
+	record PASS "kmemleak: no leaks"
+fi
+
+passed=$(grep -c '^PASS ' "$results")
+failed=$(grep -c '^FAIL ' "$results")
+echo
+grep '^FAIL ' "$results" || true
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

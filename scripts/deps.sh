@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Install the host packages softrvt's build and tests need (Debian 12 host).
+# Idempotent: a stamp file skips apt when the package set has not changed.
+set -euo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils
+      rsync kmod python3 sparse qemu-system-x86 qemu-utils debootstrap
+      iproute2 ca-certificates"
+
+stamp="$CACHE/deps.$(echo "$PKGS" | sha256sum | cut -c1-12)"
+[ -f "$stamp" ] && exit 0
+
+export DEBIAN_FRONTEND=noninteractive
+cat > /etc/apt/sources.list.d/softrvt.list <<LIST
+deb http://deb.debian.org/debian bookworm-backports main
+deb-src http://deb.debian.org/debian trixie main
+LIST
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $PKGS
+apt-get install -y -q --no-install-recommends -t bookworm-backports linux-source-6.12
+touch "$stamp"

@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The guest's init, run by /sbin/softrvt-boot with /proc, /sys, /dev and
+# the repository mounted: finish the setup, run the host's command, then
+# collect the kernel's reports and power off.
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+
+mount -t devpts devpts /dev/pts 2>/dev/null || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; }
+for d in /run /tmp /dev/shm /root /var/tmp; do
+	mount -t tmpfs tmpfs "$d"
+done
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /mnt/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro modroot /mnt/modroot
+
+# A writable /lib/modules holding the test kernel's modules and softrvt's,
+# so that modprobe and `rdma link add` autoloading find them.
+rel=$(uname -r)
+mount -t tmpfs tmpfs /lib/modules
+cp -a "/mnt/modroot/lib/modules/$rel" /lib/modules/
+mkdir -p "/lib/modules/$rel/extra"
+for m in /mnt/softrvt/drivers/infiniband/sw/softrvt/softrvt.ko \
+	 /mnt/softrvt/kunit/softrvt_kunit.ko; do
+	[ -f "$m" ] && cp "$m" "/lib/modules/$rel/extra/"
+done
+depmod -a
+
+ip link set lo up
+cd /mnt/softrvt || exit 1
+
+sh -c "$(cat /mnt/out/cmd)"
+echo $? > /mnt/out/status.tmp
+
+# kmemleak only reports objects unreferenced for 5 s; scan after that.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak > /mnt/out/kmemleak
+fi
+dmesg > /mnt/out/dmesg
+mv /mnt/out/status.tmp /mnt/out/status
+sync
+echo b > /proc/sysrq-trigger

@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# In-guest tests for `make check`: the KUnit module, then the module, link
+# and ring tests.  Writes "PASS name"/"FAIL name" lines to $OUT/results
+# and the KUnit log to $OUT/kunit.log.
+set -u
+
+OUT=${OUT:-/mnt/out}
+: > "$OUT/results"
+
+pass() { echo "PASS $*" | tee -a "$OUT/results"; }
+fail() { echo "FAIL $*" | tee -a "$OUT/results"; }
+check() { # name command...
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# Wait up to $1 tenths of a second for a command to succeed.
+wait_for() {
+	local n=$1
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+link_state() { # dev -> ACTIVE/DOWN
+	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z]*\).*/\1/p'
+}
+has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
+no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
+state_is() { [ "$(link_state "$1")" = "$2" ]; }
+
+veth() { # a b
+	ip link add "$1" type veth peer name "$2" &&
+		ip link set "$1" up && ip link set "$2" up
+}
+
+echo "== KUnit"
+dmesg -C
+if modprobe softrvt_kunit; then
+	pass "kunit: module loads"
+else
+	fail "kunit: module loads"
+fi
+dmesg > "$OUT/kunit.log"
+rmmod softrvt_kunit
+rmmod softrvt
+
+echo "== rdma link"
+veth v0 v1
+check "link: softrvt not loaded before link add" sh -c '! lsmod | grep -q "^softrvt "'
+check "link: rdma link add autoloads softrvt" \
+	rdma link add softrvt0 type softrvt netdev v0
+check "link: module loaded by alias" sh -c 'lsmod | grep -q "^softrvt "'
+rdma link show
+rdma dev show
+check "link: rdma link show lists softrvt0 on v0" \
+	sh -c 'rdma link show softrvt0/1 | grep -q "netdev v0"'
+check "link: port ACTIVE with carrier" wait_for 50 state_is softrvt0 ACTIVE
+check "link: node type and transport" \
+	sh -c 'rdma dev show softrvt0 | grep -q "node_type ca"'
+check "link: second device on the same netdev refused with EEXIST" \
+	sh -c 'rdma link add softrvt9 type softrvt netdev v0 2>&1 | grep -q "File exists"'
+check "link: refused device not created" no_ibdev softrvt9
+
+echo "== GIDs"
+ip addr add 10.11.0.1/24 dev v0
+ip addr add fd00:11::1/64 dev v0 nodad
+gid_has() { grep -qx "$1" /sys/class/infiniband/softrvt0/ports/1/gids/* 2>/dev/null; }
+check "gid: default GID from the MAC" \
+	sh -c '[ "$(cut -c1-4 /sys/class/infiniband/softrvt0/ports/1/gids/0)" = fe80 ]'
+check "gid: IPv4 address becomes a GID" \
+	wait_for 50 gid_has 0000:0000:0000:0000:0000:ffff:0a0b:0001
+check "gid: IPv6 address becomes a GID" \
+	wait_for 50 gid_has fd00:0011:0000:0000:0000:0000:0000:0001
+check "gid: RoCE v2 GID types" \
+	grep -q "RoCE v2" /sys/class/infiniband/softrvt0/ports/1/gid_attrs/types/0
+
+echo "== port state follows the netdev"
+ip link set v1 down
+check "port: DOWN when the peer loses carrier" wait_for 50 state_is softrvt0 DOWN
+ip link set v1 up
+check "port: ACTIVE again with carrier" wait_for 50 state_is softrvt0 ACTIVE
+ip link set v0 down
+check "port: DOWN when its netdev is down" wait_for 50 state_is softrvt0 DOWN
+ip link set v0 up
+check "port: ACTIVE when its netdev is up" wait_for 50 state_is softrvt0 ACTIVE
+
+echo "== user rings through uverbs"
+if [ -x tests/uverbs_rings ]; then
+	tests/uverbs_rings softrvt0 > "$OUT/uverbs_rings.tap" 2>&1
+	rc=$?
+	cat "$OUT/uverbs_rings.tap"
+	grep -E '^(not )?ok ' "$OUT/uverbs_rings.tap" | while read -r line; do
+		case "$line" in
+		"not ok "*) fail "uverbs_rings: ${line#not ok * - }" ;;
+		*) pass "uverbs_rings: ${line#ok * - }" ;;
+		esac
+	done
+	check "uverbs_rings: exits 0" [ "$rc" = 0 ]
+else
+	fail "uverbs_rings: binary built"
+fi
+
+echo "== rdma link delete and netdev removal"
+check "link: device on the peer end" \
+	rdma link add softrvt1 type softrvt netdev v1
+check "link: rdma link delete removes it" \
+	sh -c 'rdma link delete softrvt1 && ! rdma link show softrvt1/1 2>/dev/null'
+check "link: gone from sysfs" no_ibdev softrvt1
+check "link: add again after delete" \
+	rdma link add softrvt1 type softrvt netdev v1
+ip link del v0
+check "link: deleting the netdevs removes both devices" \
+	wait_for 100 sh -c '[ ! -e /sys/class/infiniband/softrvt0 ] && [ ! -e /sys/class/infiniband/softrvt1 ]'
+check "link: rdma link show is empty" sh -c '[ -z "$(rdma link show)" ]'
+
+echo "== rmmod with devices present"
+veth a0 a1
+veth b0 b1
+rdma link add softrvt2 type softrvt netdev a0
+rdma link add softrvt3 type softrvt netdev b1
+check "rmmod: two devices present" sh -c 'has_ibdev() { [ -e /sys/class/infiniband/$1 ]; }; has_ibdev softrvt2 && has_ibdev softrvt3'
+check "rmmod: succeeds" rmmod softrvt
+check "rmmod: devices removed" sh -c '[ -z "$(ls /sys/class/infiniband)" ]'
+check "rmmod: reload and add again" \
+	sh -c 'modprobe softrvt && rdma link add softrvt4 type softrvt netdev a1 && [ -e /sys/class/infiniband/softrvt4 ]'
+rdma link delete softrvt4
+ip link del a0
+ip link del b0
+rmmod softrvt
+true

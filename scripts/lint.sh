@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Static checks of the kernel sources, as linux-rdma review expects:
+# a W=1 build with -Werror, sparse over every file (C=2), and
+# checkpatch --strict.  The build's modules are the ones the tests load.
+# Prints one "PASS name" or "FAIL name" line per check on stdout.
+set -uo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+kdir=${KDIR:-$("$TOP/scripts/build-kernel.sh" debug)} || exit 1
+src=$(readlink -f "$kdir/source")
+logdir=${LINT_LOGDIR:-$(mktemp -d /tmp/softrvt-lint.XXXXXX)}
+mkdir -p "$logdir"
+
+result() { # status name
+	if [ "$1" = 0 ]; then echo "PASS $2"; else echo "FAIL $2"; fi
+}
+
+log "building modules with W=1 -Werror and sparse (C=2)"
+make -s -C "$kdir" M="$TOP" clean >/dev/null 2>&1
+make -C "$kdir" M="$TOP" W=1 C=2 KCFLAGS=-Werror modules \
+	> "$logdir/build.log" 2>&1
+build=$?
+[ "$build" = 0 ] || tail -40 "$logdir/build.log" >&2
+result "$build" "lint: modules build with W=1 -Werror"
+
+# Sparse prints "file:line:col: warning|error: ..." for the files it checks.
+grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$logdir/build.log" \
+	> "$logdir/sparse.log"
+if [ -s "$logdir/sparse.log" ] || [ "$build" != 0 ]; then
+	cat "$logdir/sparse.log" >&2
+	result 1 "lint: sparse clean"
+else
+	result 0 "lint: sparse clean"
+fi
+
+mapfile -t files < <(cd "$TOP" && ls drivers/infiniband/sw/softrvt/*.[ch] \
+	kunit/*.c include/uapi/rdma/*.h)
+(cd "$TOP" && "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
+	--show-types -f "${files[@]}") > "$logdir/checkpatch.log" 2>&1
+if grep -qE '(ERROR|WARNING|CHECK):' "$logdir/checkpatch.log"; then
+	grep -E '(ERROR|WARNING|CHECK):' "$logdir/checkpatch.log" >&2
+	result 1 "lint: checkpatch --strict clean"
+else
+	result 0 "lint: checkpatch --strict clean"
+fi
+
+# Every file starts with its SPDX line (after a #! line for scripts).
+bad=0
+while read -r f; do
+	if ! head -2 "$TOP/$f" | grep -q 'SPDX-License-Identifier:'; then
+		log "no SPDX line: $f"
+		bad=1
+	fi
+done < <(cd "$TOP" && git ls-files -- '*.c' '*.h' '*.sh' '*.py' \
+	'Makefile' 'Kbuild' 'Kconfig' '*/Makefile' '*/Kbuild' '*/Kconfig')
+result "$bad" "lint: SPDX line on every source file"
