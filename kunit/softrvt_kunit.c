@@ -614,8 +614,10 @@ static bool cq_add(struct cq_fixture *f, u64 wr_id, bool solicited)
 static void cq_kernel_order_and_resize(struct kunit *test)
 {
 	struct cq_fixture *f = cq_setup(test, 4, false);
-	struct ib_wc wc[8];
+	struct ib_wc *wc = kunit_kcalloc(test, 8, sizeof(*wc), GFP_KERNEL);
 	int i, n;
+
+	KUNIT_ASSERT_NOT_NULL(test, wc);
 
 	for (i = 0; i < 3; i++)
 		KUNIT_ASSERT_TRUE(test, cq_add(f, i, false));

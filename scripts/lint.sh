@@ -36,8 +36,8 @@ else
 	result 0 "lint: sparse clean"
 fi
 
-mapfile -t files < <(cd "$TOP" && ls drivers/infiniband/sw/softrvt/*.[ch] \
-	kunit/*.c include/uapi/rdma/*.h)
+mapfile -t files < <(cd "$TOP" && git ls-files -- "drivers/*.[ch]" \
+	"kunit/*.[ch]" "include/*.h")
 (cd "$TOP" && "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
 	--show-types -f "${files[@]}") > "$logdir/checkpatch.log" 2>&1
 if grep -qE '(ERROR|WARNING|CHECK):' "$logdir/checkpatch.log"; then

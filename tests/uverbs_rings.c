@@ -30,7 +30,7 @@
 #define IB_SRQ_MAX_WR	(1 << 0)
 #define IB_SRQ_LIMIT	(1 << 1)
 
-static int n_tests, n_failed;
+static int n_tests, n_failed, last_ret;
 
 static void ok(int cond, const char *fmt, ...)
 {
@@ -44,6 +44,8 @@ static void ok(int cond, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+	if (!cond)
+		printf("# the last command returned %d\n", last_ret);
 	fflush(stdout);
 }
 
@@ -72,8 +74,10 @@ static int uv_write(int fd, uint32_t command, const void *in, size_t in_len,
 	memcpy(buf + sizeof(*hdr), in, in_len);
 	n = write(fd, buf, len);
 	if (n < 0)
-		return -errno;
-	return n == (ssize_t)len ? 0 : -EIO;
+		last_ret = -errno;
+	else
+		last_ret = n == (ssize_t)len ? 0 : -EIO;
+	return last_ret;
 }
 
 static int open_uverbs(const char *ibdev)
@@ -346,7 +350,7 @@ static void test_cq(int fd, int fd2)
 	struct rvt_cq_wc *ring;
 
 	ok(create_cq(fd, 16, &cq, &off) == 0, "create_cq");
-	ok(off != 0, "create_cq returns an mmap offset");
+	ok(off != 0, "create_cq returns an mmap offset, never 0");
 	p = map(fd, cq_bytes(16), off);
 	ok(p != NULL, "CQ ring maps at its length");
 	ring = p;
@@ -407,7 +411,8 @@ static void test_srq(int fd, int fd2, uint32_t pd)
 	ok(good, "ring holds user and kernel WQEs in order");
 
 	/* Fill to capacity: the 9th WR does not fit a ring of 8. */
-	ok(post_srq_recv_cmd(fd, srq, 4, 15, &bad) == -ENOMEM && bad == 3,
+	/* uverbs reports the failed WR counting from 1. */
+	ok(post_srq_recv_cmd(fd, srq, 4, 15, &bad) == -ENOMEM && bad == 4,
 	   "post_srq_recv into a full ring fails at the first WR that does not fit");
 	ok(wq->head.val == 8, "the WRs before it were posted");
 
@@ -435,7 +440,7 @@ static void test_srq(int fd, int fd2, uint32_t pd)
 	if (wq2) {
 		/* A corrupt producer index is refused, never followed. */
 		wq2->head.val = 5000;
-		ok(post_srq_recv_cmd(fd, srq, 1, 99, &bad) == -EIO && bad == 0,
+		ok(post_srq_recv_cmd(fd, srq, 1, 99, &bad) == -EIO && bad == 1,
 		   "post_srq_recv with a corrupt head fails");
 		ok(modify_srq(fd, srq, IB_SRQ_MAX_WR, 40, 0, &off) == -EIO,
 		   "resize with a corrupt head fails");

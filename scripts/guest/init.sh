@@ -9,6 +9,7 @@ export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 
 mount -t devpts devpts /dev/pts 2>/dev/null || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; }
+mkdir -p /dev/shm
 for d in /run /tmp /dev/shm /root /var/tmp; do
 	mount -t tmpfs tmpfs "$d"
 done
@@ -26,7 +27,9 @@ for m in /mnt/softrvt/drivers/infiniband/sw/softrvt/softrvt.ko \
 	 /mnt/softrvt/kunit/softrvt_kunit.ko; do
 	[ -f "$m" ] && cp "$m" "/lib/modules/$rel/extra/"
 done
+t0=$(date +%s)
 depmod -a
+echo "depmod took $(($(date +%s) - t0)) s"
 
 ip link set lo up
 cd /mnt/softrvt || exit 1

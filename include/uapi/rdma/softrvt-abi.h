@@ -26,8 +26,9 @@ struct softrvt_create_srq_resp {
 
 /*
  * modify_srq has no response buffer.  When IB_SRQ_MAX_WR resizes a user
- * SRQ, the kernel writes the new ring's mmap offset (a __u64) to the user
- * address given here; 0 there means the ring was not replaced.
+ * SRQ, the kernel writes a __u64 to the user address given here: 0 before
+ * it starts, then the new ring's mmap offset once the resize succeeded.
+ * mmap offsets are never 0.
  */
 struct softrvt_modify_srq_cmd {
 	__aligned_u64 offset_addr;

@@ -82,6 +82,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_cq_cleanup);
  */
 static int rvt_cq_tail(const struct rvt_cq *cq, u32 *tail)
 {
+	/* Acquire: the process is done with the entries before its tail. */
 	u32 t = cq->queue ? smp_load_acquire(&cq->queue->tail.val) : cq->tail;
 
 	if (unlikely(t >= cq->size))
@@ -104,7 +105,7 @@ static void rvt_cq_to_uverbs_wc(struct ib_uverbs_wc *uwc,
 	uwc->opcode = wc->opcode;
 	uwc->vendor_err = wc->vendor_err;
 	uwc->byte_len = wc->byte_len;
-	uwc->ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc->ex.imm_data = wc->ex.imm_data;
 	uwc->qp_num = wc->qp->qp_num;
 	uwc->src_qp = wc->src_qp;
 	uwc->wc_flags = wc->wc_flags;
@@ -158,6 +159,7 @@ bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited)
 	if (cq->queue) {
 		rvt_cq_to_uverbs_wc(&cq->queue->uqueue[cq->head], wc);
 		cq->head = next;
+		/* Release: the process must see the entry before the index. */
 		smp_store_release(&cq->queue->head.val, next);
 	} else {
 		cq->kqueue[cq->head] = *wc;

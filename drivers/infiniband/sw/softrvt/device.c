@@ -6,6 +6,7 @@
 #include <linux/if_ether.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
 
 #include "softrvt.h"
 
@@ -118,22 +119,32 @@ static int rvt_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
  * @port_num: always 1
  * @immutable: filled as a RoCEv2 port, so ib_core builds IP-based GIDs
  *
- * Return: 0 or the error of ib_query_port().
+ * Return: 0.
  */
 static int rvt_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 				  struct ib_port_immutable *immutable)
 {
-	struct ib_port_attr attr;
-	int ret;
-
-	ret = ib_query_port(ibdev, port_num, &attr);
-	if (ret)
-		return ret;
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
-	immutable->pkey_tbl_len = attr.pkey_tbl_len;
-	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
+}
+
+/**
+ * rvt_get_link_layer - the port's link layer (ib_device_ops.get_link_layer)
+ * @ibdev: the device
+ * @port_num: always 1
+ *
+ * Needed while the port's immutable data is being set up, when ib_core
+ * cannot yet derive it from the core capability flags.
+ *
+ * Return: IB_LINK_LAYER_ETHERNET.
+ */
+static enum rdma_link_layer rvt_get_link_layer(struct ib_device *ibdev,
+					       u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
 }
 
 /**
@@ -191,6 +202,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
 	.get_dma_mr = rvt_get_dma_mr,
+	.get_link_layer = rvt_get_link_layer,
 	.get_port_immutable = rvt_get_port_immutable,
 	.mmap = rvt_mmap,
 	.mmap_free = rvt_mmap_free,
@@ -255,6 +267,15 @@ int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->local_dma_lkey = 0;
+	/*
+	 * The post commands let a process use the kernel's path into its
+	 * own mmapped rings; sends always go through the kernel.  POLL_CQ
+	 * stays off: user CQs are polled from their ring.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	strscpy(ibdev->node_desc, "softrvt", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    rdi->ndev->dev_addr);

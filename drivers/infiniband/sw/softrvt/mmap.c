@@ -53,8 +53,10 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 	if (!e)
 		return -ENOMEM;
 	e->obj = obj;
-	ret = rdma_user_mmap_entry_insert(&uctx->ibucontext, &e->rdma_entry,
-					  size);
+	/* Offset 0 is never handed out, so 0 can mean "no ring". */
+	ret = rdma_user_mmap_entry_insert_range(&uctx->ibucontext,
+						&e->rdma_entry, size, 1,
+						U32_MAX);
 	if (ret) {
 		kfree(e);
 		return ret;

@@ -36,7 +36,7 @@ int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
 	rq->mmap_entry = NULL;
 	spin_lock_init(&rq->lock);
 
-	bytes = size_add(sizeof(struct rvt_rwq),
+	bytes = size_add(sizeof(struct rvt_rwq_header),
 			 size_mul(rq->size, rq->stride));
 	if (bytes == SIZE_MAX)
 		return -ENOMEM;
@@ -76,6 +76,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rq_free);
  */
 int rvt_rq_head(const struct rvt_rq *rq, u32 *head)
 {
+	/* Acquire: pairs with the producer's release of the WQEs it wrote. */
 	u32 h = smp_load_acquire(&rq->wq->head.val);
 
 	if (unlikely(h >= rq->size))
@@ -148,7 +149,10 @@ int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
 			wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
 		}
 		head = next;
-		/* Publish each WQE as it is written: a consumer may run now. */
+		/*
+		 * Release: the WQE before the index that publishes it.  A user
+		 * ring's consumer-side readers are in other contexts.
+		 */
 		smp_store_release(&rq->wq->head.val, head);
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
@@ -188,6 +192,7 @@ int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe)
 		return -EIO;
 
 	rq->tail = rvt_rq_next(rq, rq->tail);
+	/* Release: a user producer may reuse the slot once it sees this. */
 	smp_store_release(&rq->wq->tail.val, rq->tail);
 	return rvt_rq_count(rq, head, rq->tail);
 }
@@ -242,7 +247,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rq_resize_locked);
  */
 size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq)
 {
-	return PAGE_ALIGN(sizeof(struct rvt_rwq) +
+	return PAGE_ALIGN(sizeof(struct rvt_rwq_header) +
 			  (size_t)rq->size * rq->stride);
 }
 
@@ -269,6 +274,7 @@ int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
 	if (!ret) {
 		*wr_id = rvt_get_rwqe_ptr(rq, rq->tail)->wr_id;
 		rq->tail = rvt_rq_next(rq, rq->tail);
+		/* Release: as in rvt_rq_pop_locked(). */
 		smp_store_release(&rq->wq->tail.val, rq->tail);
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
@@ -288,7 +294,8 @@ void rvt_rq_reset(struct rvt_rq *rq)
 
 	spin_lock_irqsave(&rq->lock, flags);
 	rq->tail = 0;
-	smp_store_release(&rq->wq->tail.val, 0);
-	smp_store_release(&rq->wq->head.val, 0);
+	/* Plain stores suffice: no WQE is published by an empty ring. */
+	WRITE_ONCE(rq->wq->tail.val, 0);
+	WRITE_ONCE(rq->wq->head.val, 0);
 	spin_unlock_irqrestore(&rq->lock, flags);
 }

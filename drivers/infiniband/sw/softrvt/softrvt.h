@@ -17,11 +17,7 @@
 #include <rdma/rvt-abi.h>
 #include <rdma/softrvt-abi.h>
 
-#if IS_ENABLED(CONFIG_KUNIT)
 #include <kunit/visibility.h>
-#else
-#define EXPORT_SYMBOL_IF_KUNIT(sym)
-#endif
 
 /* Limits reported by query_device and enforced by the verbs. */
 #define RVT_MAX_QP		16384
@@ -77,6 +73,17 @@ struct rvt_mr {
 };
 
 /*
+ * The header of struct rvt_rwq from <rdma/rvt-abi.h>, which the ring
+ * starts with.  That struct ends in an array of flexible structures, which
+ * sparse rejects, so the kernel names only the header and finds WQEs by
+ * stride (rvt_get_rwqe_ptr()); the memory layout is the same.
+ */
+struct rvt_rwq_header {
+	RDMA_ATOMIC_UAPI(u32, head);
+	RDMA_ATOMIC_UAPI(u32, tail);
+};
+
+/*
  * A receive ring: a QP's receive queue or an SRQ.  WQEs and both indices
  * live in one allocation laid out as struct rvt_rwq, which is mmapped for
  * user objects.  The kernel is always the consumer and keeps the only tail
@@ -85,7 +92,7 @@ struct rvt_mr {
  * userspace may have written anything there.
  */
 struct rvt_rq {
-	struct rvt_rwq *wq;
+	struct rvt_rwq_header *wq;
 	u32 size;			/* slots: max_wr + 1, one always empty */
 	u32 stride;			/* bytes per struct rvt_rwqe */
 	u8 max_sge;
@@ -213,7 +220,7 @@ void rvt_rq_reset(struct rvt_rq *rq);
 static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct rvt_rq *rq,
 						u32 n)
 {
-	return (struct rvt_rwqe *)((char *)rq->wq->wq + (size_t)n * rq->stride);
+	return (struct rvt_rwqe *)((char *)(rq->wq + 1) + (size_t)n * rq->stride);
 }
 
 /* srq.c */
