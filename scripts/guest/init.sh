@@ -8,6 +8,9 @@
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 
+stage() { echo "[init $(cut -d' ' -f1 /proc/uptime)] $*"; }
+stage "start"
+
 mount -t devpts devpts /dev/pts 2>/dev/null || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; }
 mkdir -p /dev/shm
 for d in /run /tmp /dev/shm /root /var/tmp; do
@@ -17,6 +20,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /mnt/out
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro modroot /mnt/modroot
 
+stage "mounted"
 # A writable /lib/modules holding the test kernel's modules and softrvt's,
 # so that modprobe and `rdma link add` autoloading find them.
 rel=$(uname -r)
@@ -27,15 +31,16 @@ for m in /mnt/softrvt/drivers/infiniband/sw/softrvt/softrvt.ko \
 	 /mnt/softrvt/kunit/softrvt_kunit.ko; do
 	[ -f "$m" ] && cp "$m" "/lib/modules/$rel/extra/"
 done
-t0=$(date +%s)
+stage "modules copied"
 depmod -a
-echo "depmod took $(($(date +%s) - t0)) s"
 
 ip link set lo up
 cd /mnt/softrvt || exit 1
+stage "running: $(cat /mnt/out/cmd)"
 
 sh -c "$(cat /mnt/out/cmd)"
 echo $? > /mnt/out/status.tmp
+stage "command done"
 
 # kmemleak only reports objects unreferenced for 5 s; scan after that.
 if [ -w /sys/kernel/debug/kmemleak ]; then
