@@ -26,6 +26,21 @@ build=$?
 [ "$build" = 0 ] || tail -40 "$logdir/build.log" >&2
 result "$build" "lint: modules build with W=1 -Werror"
 
+# The driver folder on its own, laid out as in a kernel tree: its Kbuild
+# must work without the repository's top level.
+tree=$(mktemp -d /tmp/softrvt-tree.XXXXXX)
+mkdir -p "$tree/drivers/infiniband/sw" "$tree/include/uapi/rdma"
+cp -a "$TOP/drivers/infiniband/sw/softrvt" "$tree/drivers/infiniband/sw/"
+cp "$TOP/include/uapi/rdma/softrvt-abi.h" "$tree/include/uapi/rdma/"
+find "$tree" -name '*.o' -o -name '*.ko' -o -name '.*.cmd' | xargs rm -f
+make -C "$kdir" M="$tree/drivers/infiniband/sw/softrvt" CONFIG_RDMA_SOFTRVT=m \
+	W=1 KCFLAGS=-Werror modules > "$logdir/intree.log" 2>&1
+intree=$?
+[ -f "$tree/drivers/infiniband/sw/softrvt/softrvt.ko" ] || intree=1
+[ "$intree" = 0 ] || tail -20 "$logdir/intree.log" >&2
+rm -rf "$tree"
+result "$intree" "lint: driver folder builds alone, as in a kernel tree"
+
 # Sparse prints "file:line:col: warning|error: ..." for the files it checks.
 grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$logdir/build.log" \
 	> "$logdir/sparse.log"

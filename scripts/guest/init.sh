@@ -43,11 +43,13 @@ echo $? > /mnt/out/status.tmp
 stage "command done"
 
 # kmemleak only reports objects unreferenced for 5 s; scan after that.
+# The report file appears only if every scan worked: no file fails the run.
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	sleep 6
-	echo scan > /sys/kernel/debug/kmemleak
-	echo scan > /sys/kernel/debug/kmemleak
-	cat /sys/kernel/debug/kmemleak > /mnt/out/kmemleak
+	echo scan > /sys/kernel/debug/kmemleak &&
+		echo scan > /sys/kernel/debug/kmemleak &&
+		cat /sys/kernel/debug/kmemleak > /mnt/out/kmemleak.tmp &&
+		mv /mnt/out/kmemleak.tmp /mnt/out/kmemleak
 fi
 dmesg > /mnt/out/dmesg
 mv /mnt/out/status.tmp /mnt/out/status
