@@ -18,7 +18,7 @@ RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a
 # The provider ABI of libibverbs 56.1; the target and the file name carry it.
 PROVIDER=softrvt-rdmav34
 PKGS="cmake ninja-build libnl-3-dev libnl-route-3-dev pkg-config libudev-dev
-      python3 gcc"
+      python3 gcc binutils rsync"
 
 src=$CACHE/rdma-core-$RDMA_CORE_VER
 out=$TOP/build/provider
@@ -52,6 +52,8 @@ fetch_source() {
 		apt-cache showsrc rdma-core 2>/dev/null |
 			grep -q "^Version: $RDMA_CORE_VER-" || apt-get update -q >&2
 		tmp=$(mktemp -d "$CACHE/rdma-core-src.XXXXXX")
+		# Let apt's unprivileged _apt user write the download there.
+		chmod 755 "$tmp"
 		log "fetching rdma-core $RDMA_CORE_VER source"
 		# Exits non-zero (no .dsc is kept); the checksum below decides.
 		(cd "$tmp" &&
@@ -76,11 +78,17 @@ fetch_source() {
 
 # Copy the provider and the uapi header into the tree, and hook them up.
 install_sources() {
+	# By content, and stamped now when copied: a changed file must look
+	# newer to ninja than the objects built from the last copy.
 	mkdir -p "$src/providers/softrvt"
-	rsync -a --delete "$TOP/providers/softrvt/" "$src/providers/softrvt/"
+	rsync -r --checksum --delete "$TOP/providers/softrvt/" \
+		"$src/providers/softrvt/"
 
-	# kernel-headers/ is rdma-core's copy of the kernel uapi; the build
-	# exposes it as <rdma/...> once listed in kernel-headers/CMakeLists.txt.
+	# kernel-headers/ is rdma-core's copy of the kernel uapi.  Listed next
+	# to siw-abi.h in kernel-headers/CMakeLists.txt, our header becomes
+	# <rdma/softrvt-abi.h> (publish_internal_headers) and
+	# <kernel-abi/softrvt-abi.h> with the _STRUCT_ wrappers that
+	# DECLARE_DRV_CMD needs (rdma_kernel_provider_abi).
 	if ! cmp -s "$TOP/include/uapi/rdma/softrvt-abi.h" \
 		"$src/kernel-headers/rdma/softrvt-abi.h"; then
 		cp "$TOP/include/uapi/rdma/softrvt-abi.h" \
@@ -89,33 +97,63 @@ install_sources() {
 	if ! grep -q 'rdma/softrvt-abi.h' "$src/kernel-headers/CMakeLists.txt"; then
 		sed -i 's|^\(\s*\)rdma/siw-abi.h$|&\n\1rdma/softrvt-abi.h|' \
 			"$src/kernel-headers/CMakeLists.txt"
-		grep -q 'rdma/softrvt-abi.h' "$src/kernel-headers/CMakeLists.txt"
+		[ "$(grep -c 'rdma/softrvt-abi.h' \
+			"$src/kernel-headers/CMakeLists.txt")" = 2 ] ||
+			{ log "cannot list softrvt-abi.h in kernel-headers/CMakeLists.txt"; exit 1; }
 	fi
 	if ! grep -q '^add_subdirectory(providers/softrvt)' "$src/CMakeLists.txt"; then
 		sed -i 's|^add_subdirectory(providers/siw)$|&\nadd_subdirectory(providers/softrvt)|' \
 			"$src/CMakeLists.txt"
-		grep -q '^add_subdirectory(providers/softrvt)' "$src/CMakeLists.txt"
+		grep -q '^add_subdirectory(providers/softrvt)' "$src/CMakeLists.txt" ||
+			{ log "cannot add providers/softrvt to CMakeLists.txt"; exit 1; }
 	fi
 }
 
-# Every shared library the provider needs must come with the guest's
-# rdma-core 56.1 (libibverbs, including its IBVERBS_PRIVATE_34 symbols)
-# or libc.
+# "VERSION SYMBOL" for each libibverbs symbol a library imports (undef)
+# or defines (def), from objdump -T.
+verbs_syms() {
+	objdump -T "$2" | awk -v want="$1" '
+		NF >= 2 && $(NF - 1) ~ /^\(?IBVERBS_/ {
+			und = /\*UND\*/
+			if ((want == "undef") != und)
+				next
+			v = $(NF - 1)
+			gsub(/[()]/, "", v)
+			print v, $NF
+		}' | sort -u
+}
+
+# The guest runs Debian 13's rdma-core 56.1: the provider may need nothing
+# but its libibverbs (including the IBVERBS_PRIVATE_34 symbols, which tie
+# a provider to that exact release) and libc.  When the guest root has been
+# built, check every imported symbol against its libibverbs too.
 check_deps() {
-	local so=$1 bad
+	local so=$1 imports bad lib
 
 	bad=$(objdump -p "$so" | awk '$1 == "NEEDED" { print $2 }' |
 		grep -Ev '^(libibverbs\.so\.1|libc\.so\.6)$' || true)
 	if [ -n "$bad" ]; then
-		log "$so needs libraries the guest may lack: $bad"
+		log "$so needs libraries the guest may lack: ${bad//$'\n'/ }"
 		exit 1
 	fi
-	bad=$(objdump -T "$so" | awk '$4 ~ /^IBVERBS_/ { print $4 }' |
-		sort -u | grep -Ev '^IBVERBS_(1\.[0-9]+|PRIVATE_34)$' || true)
+	imports=$(verbs_syms undef "$so")
+	if [ -z "$imports" ]; then
+		log "$so: found no libibverbs imports, objdump output not understood"
+		exit 1
+	fi
+	bad=$(awk '$1 !~ /^IBVERBS_(1\.[0-9]+|PRIVATE_34)$/' <<<"$imports")
 	if [ -n "$bad" ]; then
-		log "$so needs libibverbs symbol versions 56.1 may lack: $bad"
+		log "$so needs libibverbs symbol versions 56.1 lacks: $bad"
 		exit 1
 	fi
+	for lib in "$CACHE"/rootfs-*/usr/lib/*/libibverbs.so.1; do
+		[ -e "$lib" ] || continue
+		bad=$(comm -23 <(echo "$imports") <(verbs_syms def "$lib"))
+		if [ -n "$bad" ]; then
+			log "$so needs symbols $lib lacks: $bad"
+			exit 1
+		fi
+	done
 }
 
 ensure_pkgs

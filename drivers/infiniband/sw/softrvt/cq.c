@@ -222,6 +222,10 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 		ret = rvt_mmap_entry_create(udata, new.queue,
 					    rvt_cq_ring_bytes(new.size, true),
 					    &new.mmap_entry, &resp.mmap_offset);
+		/* Answer before the swap: after it, failing would lose the CQ. */
+		if (!ret)
+			ret = ib_copy_to_udata(udata, &resp,
+					       min(sizeof(resp), udata->outlen));
 		if (ret)
 			goto out;
 	}
@@ -254,9 +258,6 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 	swap(cq->mmap_entry, new.mmap_entry);
 unlock:
 	spin_unlock_irq(&cq->lock);
-	if (!ret && udata)
-		ret = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
 out:
 	rvt_cq_cleanup(&new);
 	return ret;

@@ -50,7 +50,12 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->max_srq_sge = RVT_MAX_SRQ_SGE;
 	props->max_pkeys = 1;
 	props->local_ca_ack_delay = 15;
-	props->atomic_cap = IB_ATOMIC_NONE;
+	props->max_ah = RVT_MAX_AH;
+	props->max_qp_rd_atom = RVT_MAX_RD_ATOMIC;
+	props->max_qp_init_rd_atom = RVT_MAX_RD_ATOMIC;
+	props->max_res_rd_atom = RVT_MAX_RD_ATOMIC * RVT_MAX_QP;
+	/* Atomic among the device's QPs, not with the CPU's own atomics. */
+	props->atomic_cap = IB_ATOMIC_HCA;
 	return 0;
 }
 
@@ -191,6 +196,8 @@ static const struct ib_device_ops rvt_dev_ops = {
 
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
+	.create_ah = rvt_create_ah,
+	.create_user_ah = rvt_create_ah,
 	.create_cq = rvt_create_cq,
 	.create_qp = rvt_create_qp,
 	.create_srq = rvt_create_srq,
@@ -198,6 +205,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.dealloc_pd = rvt_dealloc_pd,
 	.dealloc_ucontext = rvt_dealloc_ucontext,
 	.dereg_mr = rvt_dereg_mr,
+	.destroy_ah = rvt_destroy_ah,
 	.destroy_cq = rvt_destroy_cq,
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
@@ -213,6 +221,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.post_send = rvt_post_send,
 	.post_srq_recv = rvt_post_srq_recv,
 	.query_device = rvt_query_device,
+	.query_ah = rvt_query_ah,
 	.query_pkey = rvt_query_pkey,
 	.query_port = rvt_query_port,
 	.query_qp = rvt_query_qp,
@@ -221,6 +230,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.req_notify_cq = rvt_req_notify_cq,
 	.resize_cq = rvt_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, rvt_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rvt_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rvt_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rvt_qp, ibqp),
@@ -243,6 +253,7 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 		return NULL;
 	rdi->ndev = ndev;
 	INIT_LIST_HEAD(&rdi->list);
+	spin_lock_init(&rdi->atomic_lock);
 	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	return rdi;

@@ -139,9 +139,14 @@ static int __init rvt_module_init(void)
 {
 	int ret;
 
-	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	ret = rvt_ruc_init();
 	if (ret)
 		return ret;
+	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	if (ret) {
+		rvt_ruc_exit();
+		return ret;
+	}
 	rdma_link_register(&rvt_link_ops);
 	return 0;
 }
@@ -166,6 +171,7 @@ static void __exit rvt_module_exit(void)
 		mutex_lock(&rvt_devices_lock);
 	}
 	mutex_unlock(&rvt_devices_lock);
+	rvt_ruc_exit();
 }
 
 module_init(rvt_module_init);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Queue pairs: creation, the state machine, receive queues, destruction.
+ * Queue pairs: creation, the state machine, posting, destruction.
  *
- * The send side and the transports are not implemented yet: post_send
- * rejects every WR with -EOPNOTSUPP and query_device reports no RDMA READ
- * or atomic resources.
+ * The send queue is kernel memory; post_send checks and copies each WR into
+ * it and kicks the send engine (ruc.c), which executes WQEs in order.  The
+ * receive queue is a struct rvt_rq (rq.c), mmapped for user QPs.
  */
 
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "softrvt.h"
@@ -50,6 +52,45 @@ static int rvt_qp_alloc_qpn(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 }
 
 /**
+ * rvt_lookup_qpn - find a QP of the device by number
+ * @rdi: the device
+ * @qpn: the QP number
+ *
+ * Any context.
+ *
+ * Return: the QP with a reference for rvt_put_qp(), or NULL.
+ */
+struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn)
+{
+	struct rvt_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&rdi->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refcount))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * rvt_put_qp - drop a reference from rvt_lookup_qpn()
+ * @qp: the QP
+ */
+void rvt_put_qp(struct rvt_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refcount))
+		complete(&qp->released);
+}
+
+static void rvt_qp_free_queues(struct rvt_qp *qp)
+{
+	if (!qp->ibqp.srq)
+		rvt_rq_free(&qp->r_rq);
+	vfree(qp->s_wq);
+	kfree(qp->r_wqe);
+}
+
+/**
  * rvt_create_qp - create a queue pair (ib_device_ops.create_qp)
  * @ibqp: the QP allocated by ib_core
  * @init: type, capacities, CQs and SRQ
@@ -67,6 +108,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct softrvt_create_qp_resp resp = {};
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	size_t payload;
 	int ret;
 
 	switch (init->qp_type) {
@@ -92,9 +134,30 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	mutex_init(&qp->state_mutex);
+	spin_lock_init(&qp->s_lock);
+	INIT_WORK(&qp->send_work, rvt_send_work);
+	timer_setup(&qp->rnr_timer, rvt_rnr_timer_fn, 0);
+	refcount_set(&qp->refcount, 1);
+	init_completion(&qp->released);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->cap = init->cap;
+
+	/* A slot holds the SGEs or the inline payload, whichever is larger. */
+	payload = max_t(size_t,
+			array_size(init->cap.max_send_sge,
+				   sizeof(struct rvt_wqe_sge)),
+			init->cap.max_inline_data);
+	qp->s_stride = ALIGN(sizeof(struct rvt_swqe) + payload, 8);
+	qp->s_size = init->cap.max_send_wr + 1;
+	qp->s_wq = vzalloc(array_size(qp->s_size, qp->s_stride));
+	qp->r_wqe = kmalloc(struct_size(qp->r_wqe, sg_list, RVT_MAX_SGE),
+			    GFP_KERNEL);
+	if (!qp->s_wq || !qp->r_wqe) {
+		ret = -ENOMEM;
+		goto err_sq;
+	}
+
 	if (init->srq) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
@@ -102,7 +165,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = rvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
 				  init->cap.max_recv_sge, !!udata);
 		if (ret)
-			goto err_count;
+			goto err_sq;
 	}
 
 	ret = rvt_qp_alloc_qpn(rdi, qp, init->qp_type);
@@ -131,6 +194,9 @@ err_qpn:
 err_rq:
 	if (!init->srq)
 		rvt_rq_free(&qp->r_rq);
+err_sq:
+	vfree(qp->s_wq);
+	kfree(qp->r_wqe);
 err_count:
 	atomic_dec(&rdi->n_qps);
 	return ret;
@@ -146,9 +212,13 @@ static int rvt_qp_check_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic)
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > RVT_MAX_RD_ATOMIC)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && attr->max_dest_rd_atomic)
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > RVT_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & IB_QP_AV) && rdma_ah_get_port_num(&attr->ah_attr) != 1)
 		return -EINVAL;
 	if ((mask & IB_QP_CAP) &&
 	    (attr->cap.max_send_wr > qp->cap.max_send_wr ||
@@ -197,11 +267,14 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 		a->dest_qp_num = attr->dest_qp_num;
 }
 
-/*
- * Complete every WQE of the receive ring with IB_WC_WR_FLUSH_ERR.  A
- * corrupt user ring stops the flush: its WQEs cannot be trusted.
+/**
+ * rvt_qp_flush_rq - complete every receive WQE with IB_WC_WR_FLUSH_ERR
+ * @qp: the QP; nothing to do with an SRQ
+ *
+ * A corrupt user ring stops the flush: its WQEs cannot be trusted.
+ * Any context.
  */
-static void rvt_qp_flush_rq(struct rvt_qp *qp)
+void rvt_qp_flush_rq(struct rvt_qp *qp)
 {
 	struct rvt_cq *cq = ibcq_to_rvtcq(qp->ibqp.recv_cq);
 	struct ib_wc wc = {
@@ -217,6 +290,60 @@ static void rvt_qp_flush_rq(struct rvt_qp *qp)
 		rvt_cq_enter(cq, &wc, true);
 }
 
+static void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * rvt_qp_set_error - move a QP to ERR after a transport error
+ * @qp: the QP
+ *
+ * Flushes the receive queue and raises IB_EVENT_QP_FATAL; the send engine
+ * flushes the send queue.  Any context.
+ *
+ * Return: true if the QP was not already in ERR or RESET.
+ */
+bool rvt_qp_set_error(struct rvt_qp *qp)
+{
+	unsigned long flags;
+	bool changed;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	changed = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
+	if (changed)
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+
+	if (changed) {
+		rvt_qp_flush_rq(qp);
+		rvt_qp_event(qp, IB_EVENT_QP_FATAL);
+		rvt_schedule_send(qp);
+	}
+	return changed;
+}
+
+/* Stop the send engine and drop every WQE, for RESET and destroy. */
+static void rvt_qp_quiesce(struct rvt_qp *qp)
+{
+	timer_delete_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->send_work);
+	spin_lock_irq(&qp->s_lock);
+	qp->s_head = 0;
+	qp->s_tail = 0;
+	qp->s_rnr_started = false;
+	spin_unlock_irq(&qp->s_lock);
+	if (!qp->ibqp.srq)
+		rvt_rq_reset(&qp->r_rq);
+}
+
 /**
  * rvt_modify_qp - change a QP's state and attributes (ib_device_ops.modify_qp)
  * @ibqp: the QP
@@ -225,7 +352,7 @@ static void rvt_qp_flush_rq(struct rvt_qp *qp)
  * @udata: unused
  *
  * The transition and mask are checked with ib_modify_qp_is_ok().  Moving
- * to ERR flushes the receive queue; moving to RESET empties it.
+ * to ERR flushes both queues; moving to RESET empties them.
  * Process context.
  *
  * Return: 0, or -EINVAL with the QP unchanged.
@@ -241,10 +368,11 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->state_mutex);
-	cur = (attr_mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	cur = (attr_mask & IB_QP_CUR_STATE) ? attr->cur_qp_state :
+					      READ_ONCE(qp->state);
 	new = (attr_mask & IB_QP_STATE) ? attr->qp_state : cur;
 	ret = -EINVAL;
-	if (cur != qp->state ||
+	if (cur != READ_ONCE(qp->state) ||
 	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask))
 		goto unlock;
 	ret = rvt_qp_check_attr(qp, attr, attr_mask);
@@ -252,12 +380,21 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		goto unlock;
 
 	rvt_qp_store_attr(qp, attr, attr_mask);
-	/* Paired with the READ_ONCE() in rvt_post_recv(). */
-	WRITE_ONCE(qp->state, new);
-	if (new == IB_QPS_RESET && cur != IB_QPS_RESET && !ibqp->srq)
-		rvt_rq_reset(&qp->r_rq);
-	else if (new == IB_QPS_ERR)
-		rvt_qp_flush_rq(qp);
+	if (new == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		spin_lock_irq(&qp->s_lock);
+		WRITE_ONCE(qp->state, IB_QPS_RESET);
+		spin_unlock_irq(&qp->s_lock);
+		rvt_qp_quiesce(qp);
+	} else if (new == IB_QPS_ERR) {
+		rvt_qp_set_error(qp);
+	} else {
+		spin_lock_irq(&qp->s_lock);
+		WRITE_ONCE(qp->state, new);
+		spin_unlock_irq(&qp->s_lock);
+		/* WQEs posted in SQD, or left by SQE, run again in RTS. */
+		if (new == IB_QPS_RTS)
+			rvt_schedule_send(qp);
+	}
 unlock:
 	mutex_unlock(&qp->state_mutex);
 	return ret;
@@ -279,8 +416,8 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 
 	mutex_lock(&qp->state_mutex);
 	*attr = qp->attr;
-	attr->qp_state = qp->state;
-	attr->cur_qp_state = qp->state;
+	attr->qp_state = READ_ONCE(qp->state);
+	attr->cur_qp_state = attr->qp_state;
 	attr->cap = qp->cap;
 	mutex_unlock(&qp->state_mutex);
 
@@ -302,7 +439,9 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
  * @ibqp: the QP
  * @udata: unused
  *
- * Posted WQEs are discarded without completions, as the IB spec allows.
+ * Unpublishes the QPN, waits for senders delivering to the QP and for its
+ * send engine, then frees the queues.  Posted WQEs are discarded without
+ * completions, as the IB spec allows.  Process context.
  *
  * Return: 0.
  */
@@ -311,29 +450,222 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
+	spin_lock_irq(&qp->s_lock);
+	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	spin_unlock_irq(&qp->s_lock);
+
 	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
-	if (!ibqp->srq)
-		rvt_rq_free(&qp->r_rq);
+	/* ib_core frees the QP on return: no lookup may still be reading. */
+	synchronize_rcu();
+	rvt_put_qp(qp);
+	wait_for_completion(&qp->released);
+	rvt_qp_quiesce(qp);
+
+	rvt_qp_free_queues(qp);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
 	return 0;
+}
+
+static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		switch (wr->opcode) {
+		case IB_WR_ATOMIC_CMP_AND_SWP:
+		case IB_WR_ATOMIC_FETCH_AND_ADD:
+			if (wr->send_flags & IB_SEND_INLINE)
+				return -EINVAL;
+			break;
+		case IB_WR_RDMA_READ:
+		case IB_WR_SEND:
+		case IB_WR_SEND_WITH_IMM:
+		case IB_WR_RDMA_WRITE:
+		case IB_WR_RDMA_WRITE_WITH_IMM:
+			break;
+		default:
+			return -EINVAL;
+		}
+		break;
+	case IB_QPT_UC:
+		if (wr->opcode != IB_WR_SEND &&
+		    wr->opcode != IB_WR_SEND_WITH_IMM &&
+		    wr->opcode != IB_WR_RDMA_WRITE &&
+		    wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+			return -EINVAL;
+		break;
+	default:
+		if ((wr->opcode != IB_WR_SEND &&
+		     wr->opcode != IB_WR_SEND_WITH_IMM) || !ud_wr(wr)->ah)
+			return -EINVAL;
+		break;
+	}
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	if ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
+	    (wr->num_sge != 1 || wr->sg_list[0].length < sizeof(u64)))
+		return -EINVAL;
+	return 0;
+}
+
+static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
+{
+	int i;
+
+	*len = 0;
+	for (i = 0; i < wr->num_sge; i++)
+		if (check_add_overflow(*len, wr->sg_list[i].length, len))
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * Gather the inline payload of a WR into @buf.  A user QP's SGEs hold user
+ * addresses, copied here before any lock is taken since that may fault.
+ */
+static int rvt_gather_inline(struct rvt_qp *qp, const struct ib_send_wr *wr,
+			     char *buf)
+{
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (!qp->ibqp.uobject)
+			memcpy(buf, (void *)(uintptr_t)sge->addr, sge->length);
+		else if (copy_from_user(buf, u64_to_user_ptr(sge->addr),
+					sge->length))
+			return -EFAULT;
+		buf += sge->length;
+	}
+	return 0;
+}
+
+/* Fill a send queue slot from @wr, with its inline payload if any. */
+static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			  const struct ib_send_wr *wr, u32 len,
+			  const char *inline_data)
+{
+	int i;
+
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode;
+	wqe->send_flags = wr->send_flags;
+	if (qp->sq_sig_type == IB_SIGNAL_ALL_WR)
+		wqe->send_flags |= IB_SEND_SIGNALED;
+	wqe->imm_data = wr->ex.imm_data;
+	wqe->length = len;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->rkey = atomic_wr(wr)->rkey;
+		wqe->compare_add = atomic_wr(wr)->compare_add;
+		wqe->swap = atomic_wr(wr)->swap;
+		wqe->length = sizeof(u64);
+		break;
+	default:
+		break;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		struct rvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
+
+		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
+		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
+		wqe->sl = rdma_ah_get_sl(&ah->attr);
+	}
+
+	if (inline_data) {
+		memcpy(wqe->sg_list, inline_data, len);
+		wqe->num_sge = 0;
+		return;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		wqe->sg_list[i].addr = wr->sg_list[i].addr;
+		wqe->sg_list[i].length = wr->sg_list[i].length;
+		wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
+	}
+	wqe->num_sge = wr->num_sge;
 }
 
 /**
  * rvt_post_send - post send WRs (ib_device_ops.post_send)
  * @ibqp: the QP
  * @wr: the first WR
- * @bad_wr: set to @wr
+ * @bad_wr: set to the first WR not posted
  *
- * No transport is implemented yet, so nothing can be sent.
+ * Each WR is checked and copied into the send queue; the send engine then
+ * runs them in order.  Allowed in RTS, in SQD (run after the return to
+ * RTS) and in ERR (flushed).  Any context for kernel QPs.
  *
- * Return: -EOPNOTSUPP.
+ * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
+ * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
  */
 int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	char *inline_data = NULL;
+	unsigned long flags;
+	int ret = 0;
+
+	for (; wr; wr = wr->next) {
+		bool is_inline = (wr->send_flags & IB_SEND_INLINE) &&
+				 wr->opcode != IB_WR_RDMA_READ;
+		enum ib_qp_state state;
+		u32 next, len;
+
+		ret = rvt_check_send_wr(qp, wr);
+		if (!ret)
+			ret = rvt_send_wr_length(wr, &len);
+		if (!ret && (qp->ibqp.qp_type == IB_QPT_UD ||
+			     qp->ibqp.qp_type == IB_QPT_GSI) && len > 4096)
+			ret = -EINVAL;
+		if (!ret && is_inline) {
+			if (len > qp->cap.max_inline_data) {
+				ret = -EINVAL;
+			} else {
+				if (!inline_data)
+					inline_data = kmalloc(RVT_MAX_INLINE,
+							      GFP_ATOMIC);
+				ret = inline_data ?
+				      rvt_gather_inline(qp, wr, inline_data) :
+				      -ENOMEM;
+			}
+		}
+		if (ret)
+			break;
+
+		spin_lock_irqsave(&qp->s_lock, flags);
+		state = qp->state;
+		next = qp->s_head + 1 == qp->s_size ? 0 : qp->s_head + 1;
+		if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
+		    state != IB_QPS_ERR)
+			ret = -EINVAL;
+		else if (next == qp->s_tail)
+			ret = -ENOMEM;
+		else
+			rvt_fill_swqe(qp, rvt_get_swqe_ptr(qp, qp->s_head), wr,
+				      len, is_inline ? inline_data : NULL);
+		if (!ret)
+			qp->s_head = next;
+		spin_unlock_irqrestore(&qp->s_lock, flags);
+		if (ret)
+			break;
+	}
+	kfree(inline_data);
+	if (ret)
+		*bad_wr = wr;
+	rvt_schedule_send(qp);
+	return ret;
 }
 
 /**

@@ -8,7 +8,9 @@
 #ifndef SOFTRVT_H
 #define SOFTRVT_H
 
+#include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/refcount.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
@@ -30,7 +32,9 @@
 #define RVT_MAX_SRQ_SGE		32
 #define RVT_MAX_PD		65536
 #define RVT_MAX_MR		65536
-#define RVT_MAX_INLINE		0
+#define RVT_MAX_INLINE		256
+#define RVT_MAX_AH		65536
+#define RVT_MAX_RD_ATOMIC	16
 #define RVT_PORT_GID_TBL_LEN	128
 #define RVT_VENDOR_ID		0xffffff
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
@@ -49,6 +53,9 @@ struct rvt_dev_info {
 	atomic_t n_srqs;
 	atomic_t n_qps;
 	atomic_t n_mrs;
+	atomic_t n_ahs;
+	/* Makes atomics of all QPs of the device atomic with each other. */
+	spinlock_t atomic_lock;
 
 	struct xarray qp_xa;		/* QPN -> struct rvt_qp */
 	u32 next_qpn;
@@ -64,12 +71,23 @@ struct rvt_pd {
 	struct ib_pd ibpd;
 };
 
+struct rvt_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;	/* grh.sgid_attr is held by ib_core */
+};
+
 struct rvt_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
+	struct page **pages;		/* of umem, in order */
+	unsigned long npages;
+	u32 page_offset;		/* of iova in pages[0] */
 	int access;
 	u64 iova;
 	u64 length;
+	refcount_t refcount;		/* 1 while registered, +1 per user */
+	struct completion released;	/* refcount reached 0 */
+	struct rcu_head rcu;
 };
 
 /*
@@ -104,6 +122,22 @@ struct rvt_rq {
 	struct rdma_user_mmap_entry *mmap_entry;
 };
 
+/* One scatter entry resolved to its MR (NULL: kernel virtual address). */
+struct rvt_sge {
+	struct rvt_mr *mr;
+	u64 iova;
+	u32 length;
+};
+
+/* A resolved scatter list and a cursor into it. */
+struct rvt_sge_state {
+	struct rvt_sge sge[RVT_MAX_SGE];
+	u32 num_sge;
+	u32 cur;			/* entry of the cursor */
+	u32 offset;			/* bytes into that entry */
+	u32 total_len;
+};
+
 struct rvt_srq {
 	struct ib_srq ibsrq;
 	struct rvt_rq rq;
@@ -125,15 +159,54 @@ struct rvt_cq {
 	struct rdma_user_mmap_entry *mmap_entry;
 };
 
+/* A send WQE.  Kernel-private: every send goes through the kernel. */
+struct rvt_swqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	int send_flags;
+	__be32 imm_data;
+	u32 length;			/* payload bytes */
+	u64 remote_addr;		/* RDMA and atomics */
+	u32 rkey;
+	u64 compare_add;
+	u64 swap;
+	u32 remote_qpn;			/* UD */
+	u32 remote_qkey;
+	u8 sl;				/* UD, from the AH */
+	u32 num_sge;			/* 0 when the payload is inline */
+	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
+};
+
 struct rvt_qp {
 	struct ib_qp ibqp;
 	struct rvt_rq r_rq;		/* unused when attached to an SRQ */
 	/* Serialises modify and query; process context. */
 	struct mutex state_mutex;
-	enum ib_qp_state state;		/* written under state_mutex */
+	/* Written under state_mutex (modify) or s_lock (the send engine). */
+	enum ib_qp_state state;
 	struct ib_qp_attr attr;		/* as last modified, for query */
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
+
+	/* Send queue: posted at s_head, executed and completed at s_tail. */
+	spinlock_t s_lock;		/* SQ indices and state; any context */
+	void *s_wq;
+	u32 s_size;			/* slots: max_send_wr + 1 */
+	u32 s_stride;
+	u32 s_head;
+	u32 s_tail;
+	u8 s_rnr_retry;			/* RNR retries left for the WQE at s_tail */
+	bool s_rnr_started;		/* s_rnr_retry is loaded for that WQE */
+	struct work_struct send_work;	/* the send engine, see ruc.c */
+	struct timer_list rnr_timer;
+	/* Engine scratch, used only by this QP's send_work. */
+	struct rvt_sge_state s_sge;
+	struct rvt_sge_state r_sge;
+	struct rvt_rwqe *r_wqe;		/* room for RVT_MAX_SGE entries */
+
+	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
+	refcount_t refcount;
+	struct completion released;
 };
 
 static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
@@ -144,6 +217,11 @@ static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
 static inline struct rvt_pd *ibpd_to_rvtpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct rvt_pd, ibpd);
+}
+
+static inline struct rvt_ah *ibah_to_rvtah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct rvt_ah, ibah);
 }
 
 static inline struct rvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
@@ -184,11 +262,32 @@ void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
 int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int rvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
+/* ah.c */
+int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		  struct ib_udata *udata);
+int rvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int rvt_destroy_ah(struct ib_ah *ibah, u32 flags);
+
 /* mr.c */
+int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
+		  struct rvt_mr **mr);
+void rvt_put_mr(struct rvt_mr *mr);
+void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail);
+void rvt_mr_unmap(struct rvt_mr *mr, void *addr);
 struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 iova, int access, struct ib_udata *udata);
 int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* sge.c */
+int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
+		       const struct rvt_wqe_sge *list, u32 n, int access);
+void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
+			    u64 iova, u32 len);
+void rvt_sge_state_release(struct rvt_sge_state *ss);
+void rvt_copy_sge(struct rvt_sge_state *dst, struct rvt_sge_state *src,
+		  u32 len);
+void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len);
 
 /* cq.c */
 int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user);
@@ -241,6 +340,27 @@ int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
 
 /* qp.c */
+struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn);
+void rvt_put_qp(struct rvt_qp *qp);
+bool rvt_qp_set_error(struct rvt_qp *qp);
+void rvt_qp_flush_rq(struct rvt_qp *qp);
+void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
+		       enum ib_wc_status status);
+
+static inline struct rvt_swqe *rvt_get_swqe_ptr(const struct rvt_qp *qp,
+						u32 n)
+{
+	return (struct rvt_swqe *)((char *)qp->s_wq + (size_t)n * qp->s_stride);
+}
+
+/* ruc.c */
+int rvt_ruc_init(void);
+void rvt_ruc_exit(void);
+void rvt_schedule_send(struct rvt_qp *qp);
+void rvt_send_work(struct work_struct *work);
+void rvt_rnr_timer_fn(struct timer_list *t);
+int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe);
+
 int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata);
 int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The send engine and the same-device path.
+ *
+ * Each QP has a work item that runs its send queue in order.  A WQE for a
+ * QP of the same device is executed by rvt_ruc_loopback(): the payload is
+ * copied straight between the two QPs' memory, with no packets, and both
+ * sides complete as the IB transport would have them complete.
+ *
+ * The engine runs in process context on an unbound workqueue, one WQE at a
+ * time per QP; it holds no lock while copying.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+
+#include "softrvt.h"
+
+/* WQEs one run of the engine executes before yielding the worker. */
+#define RVT_SEND_BUDGET		64
+/* Bytes reserved for the GRH at the start of a UD receive buffer. */
+#define RVT_GRH_BYTES		40
+/* rnr_retry value meaning "retry for ever" (IB spec 9.7.5.2.8). */
+#define RVT_RNR_RETRY_INFINITE	7
+
+static struct workqueue_struct *rvt_wq;
+
+/* The IB spec's RNR NAK timer encoding (table 45), in microseconds. */
+static const u32 rvt_rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120,
+	160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+enum rvt_ruc_result {
+	RVT_RUC_DONE,		/* complete the WQE with the status given */
+	RVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
+};
+
+/**
+ * rvt_ruc_init - create the engine's workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rvt_ruc_init(void)
+{
+	rvt_wq = alloc_workqueue("softrvt", WQ_UNBOUND, 0);
+	return rvt_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * rvt_ruc_exit - destroy the engine's workqueue; every QP is gone
+ */
+void rvt_ruc_exit(void)
+{
+	destroy_workqueue(rvt_wq);
+}
+
+/**
+ * rvt_schedule_send - make the QP's send engine run
+ * @qp: the QP
+ *
+ * Any context.
+ */
+void rvt_schedule_send(struct rvt_qp *qp)
+{
+	queue_work(rvt_wq, &qp->send_work);
+}
+
+/**
+ * rvt_rnr_timer_fn - an RNR wait is over: retry the WQE
+ * @t: the QP's rnr_timer
+ */
+void rvt_rnr_timer_fn(struct timer_list *t)
+{
+	struct rvt_qp *qp = from_timer(qp, t, rnr_timer);
+
+	rvt_schedule_send(qp);
+}
+
+/**
+ * rvt_get_rwqe - consume the next receive WQE of a QP
+ * @qp: the responder QP
+ * @wqe: room for a WQE with RVT_MAX_SGE entries
+ *
+ * Takes from the QP's SRQ if it has one.  Any context.
+ *
+ * Return: 0, -ENOENT if none is posted, -EIO if the ring is corrupt.
+ */
+int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe)
+{
+	unsigned long flags;
+	int ret;
+
+	if (qp->ibqp.srq)
+		return rvt_srq_get_rwqe(ibsrq_to_rvtsrq(qp->ibqp.srq), wqe);
+
+	spin_lock_irqsave(&qp->r_rq.lock, flags);
+	ret = rvt_rq_pop_locked(&qp->r_rq, wqe);
+	spin_unlock_irqrestore(&qp->r_rq.lock, flags);
+	return ret < 0 ? ret : 0;
+}
+
+static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * rvt_send_complete - report a finished send WQE
+ * @qp: the QP
+ * @wqe: a copy of the WQE, already off the send queue
+ * @status: how it ended
+ *
+ * Successful unsignaled WQEs complete silently; errors always complete.
+ */
+void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
+		       enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wqe->wr_id,
+		.status = status,
+		.opcode = rvt_wc_opcode(wqe->opcode),
+		.byte_len = wqe->length,
+		.qp = &qp->ibqp,
+		.port_num = 1,
+	};
+
+	if (status == IB_WC_SUCCESS && !(wqe->send_flags & IB_SEND_SIGNALED))
+		return;
+	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.send_cq), &wc, false);
+}
+
+static bool rvt_is_ud(const struct rvt_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* Whether @qp may receive what @sqp sends. */
+static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
+			    const struct rvt_swqe *wqe)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	u32 qkey;
+
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+		return false;
+	if (!rvt_is_ud(sqp))
+		return qp->ibqp.qp_type == sqp->ibqp.qp_type &&
+		       qp->attr.dest_qp_num == sqp->ibqp.qp_num;
+	if (!rvt_is_ud(qp))
+		return false;
+	/* A Q_Key with the high bit set means "use the sender's own". */
+	qkey = (wqe->remote_qkey & 0x80000000) ? sqp->attr.qkey :
+						 wqe->remote_qkey;
+	return qkey == qp->attr.qkey;
+}
+
+/* Resolve the sender's local list: it is read, or written by READ/atomics. */
+static int rvt_ruc_local_sge(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+{
+	int access = 0;
+
+	if (wqe->opcode == IB_WR_RDMA_READ ||
+	    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		access = IB_ACCESS_LOCAL_WRITE;
+	if (!wqe->num_sge && wqe->length) {
+		rvt_sge_state_init_one(&sqp->s_sge, NULL,
+				       (uintptr_t)wqe->sg_list, wqe->length);
+		return 0;
+	}
+	return rvt_sge_state_init(&sqp->s_sge, sqp->ibqp.pd, wqe->sg_list,
+				  wqe->num_sge, access);
+}
+
+/* Resolve the responder's region for RDMA and atomics. */
+static int rvt_ruc_remote_sge(struct rvt_qp *sqp, struct rvt_qp *qp,
+			      struct rvt_swqe *wqe, u32 len, int access)
+{
+	struct rvt_mr *mr = NULL;
+
+	if (!(qp->attr.qp_access_flags & access))
+		return -EACCES;
+	if (len && rvt_mr_lookup(qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
+				 len, access, &mr))
+		return -EACCES;
+	rvt_sge_state_init_one(&sqp->r_sge, mr, wqe->remote_addr, len);
+	return 0;
+}
+
+static void rvt_ruc_atomic(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
+	struct rvt_sge *sge = &sqp->r_sge.sge[0];
+	u64 *target, old;
+	u32 avail;
+
+	target = rvt_mr_map(sge->mr, sge->iova, sizeof(u64), &avail);
+	spin_lock(&rdi->atomic_lock);
+	old = READ_ONCE(*target);
+	if (wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		WRITE_ONCE(*target, old + wqe->compare_add);
+	else if (old == wqe->compare_add)
+		WRITE_ONCE(*target, wqe->swap);
+	spin_unlock(&rdi->atomic_lock);
+	rvt_mr_unmap(sge->mr, target);
+	rvt_copy_to_sge(&sqp->s_sge, &old, sizeof(old));
+}
+
+/* Deliver a receive completion at the responder. */
+static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
+				  struct rvt_swqe *wqe, u32 byte_len,
+				  enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = sqp->r_wqe->wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = sqp->ibqp.qp_num,
+		.sl = wqe->sl,
+		.port_num = 1,
+	};
+
+	if (status == IB_WC_SUCCESS) {
+		if (wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		if (wqe->opcode == IB_WR_SEND_WITH_IMM ||
+		    wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = wqe->imm_data;
+		}
+		if (rvt_is_ud(qp))
+			wc.wc_flags |= IB_WC_GRH;
+	}
+	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.recv_cq), &wc,
+		     status != IB_WC_SUCCESS ||
+		     (wqe->send_flags & IB_SEND_SOLICITED));
+}
+
+/*
+ * A responder-side error: the responder completes its WQE (if it took one)
+ * with @rstatus; a connected responder also goes to ERR.  An RC requester
+ * sees @sstatus, UC and UD requesters never hear of it.
+ */
+static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
+						 struct rvt_qp *qp,
+						 struct rvt_swqe *wqe,
+						 bool took_rwqe,
+						 enum ib_wc_status rstatus,
+						 enum ib_wc_status sstatus)
+{
+	if (took_rwqe)
+		rvt_ruc_recv_complete(sqp, qp, wqe, 0, rstatus);
+	if (rvt_is_ud(qp))
+		return IB_WC_SUCCESS;
+	rvt_qp_set_error(qp);
+	return sqp->ibqp.qp_type == IB_QPT_RC ? sstatus : IB_WC_SUCCESS;
+}
+
+/* Execute @wqe against @qp; the sender's local list is resolved. */
+static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
+					   struct rvt_qp *qp,
+					   struct rvt_swqe *wqe,
+					   enum ib_wc_status *status)
+{
+	bool rc = sqp->ibqp.qp_type == IB_QPT_RC;
+	bool need_rwqe = wqe->opcode == IB_WR_SEND ||
+			 wqe->opcode == IB_WR_SEND_WITH_IMM ||
+			 wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	u32 len = wqe->length;
+	int ret;
+
+	*status = IB_WC_SUCCESS;
+	if (need_rwqe) {
+		ret = rvt_get_rwqe(qp, sqp->r_wqe);
+		if (ret == -ENOENT) {
+			if (rc)
+				return RVT_RUC_RNR;
+			return RVT_RUC_DONE;	/* UC and UD drop it */
+		}
+		if (ret) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
+							  IB_WC_REM_OP_ERR);
+			return RVT_RUC_DONE;
+		}
+	}
+
+	switch (wqe->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM: {
+		u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
+		static const u8 zero_grh[RVT_GRH_BYTES];
+
+		if (rvt_sge_state_init(&sqp->r_sge, qp->ibqp.pd,
+				       sqp->r_wqe->sg_list,
+				       sqp->r_wqe->num_sge,
+				       IB_ACCESS_LOCAL_WRITE)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
+							  IB_WC_LOC_PROT_ERR,
+							  IB_WC_REM_OP_ERR);
+			return RVT_RUC_DONE;
+		}
+		if (sqp->r_sge.total_len < grh + len) {
+			rvt_sge_state_release(&sqp->r_sge);
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
+							  IB_WC_LOC_LEN_ERR,
+							  IB_WC_REM_INV_REQ_ERR);
+			return RVT_RUC_DONE;
+		}
+		/* The GRH is not built yet: its space reads as zeroes. */
+		if (grh)
+			rvt_copy_to_sge(&sqp->r_sge, zero_grh, grh);
+		rvt_copy_sge(&sqp->r_sge, &sqp->s_sge, len);
+		rvt_sge_state_release(&sqp->r_sge);
+		rvt_ruc_recv_complete(sqp, qp, wqe, grh + len, IB_WC_SUCCESS);
+		return RVT_RUC_DONE;
+	}
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
+				       IB_ACCESS_REMOTE_WRITE)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe,
+							  need_rwqe,
+							  IB_WC_LOC_PROT_ERR,
+							  IB_WC_REM_ACCESS_ERR);
+			return RVT_RUC_DONE;
+		}
+		rvt_copy_sge(&sqp->r_sge, &sqp->s_sge, len);
+		rvt_sge_state_release(&sqp->r_sge);
+		if (need_rwqe)
+			rvt_ruc_recv_complete(sqp, qp, wqe, len, IB_WC_SUCCESS);
+		return RVT_RUC_DONE;
+	case IB_WR_RDMA_READ:
+		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
+				       IB_ACCESS_REMOTE_READ)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
+							  0,
+							  IB_WC_REM_ACCESS_ERR);
+			return RVT_RUC_DONE;
+		}
+		rvt_copy_sge(&sqp->s_sge, &sqp->r_sge, len);
+		rvt_sge_state_release(&sqp->r_sge);
+		return RVT_RUC_DONE;
+	default:	/* atomics */
+		if (wqe->remote_addr & (sizeof(u64) - 1)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
+							  0,
+							  IB_WC_REM_INV_REQ_ERR);
+			return RVT_RUC_DONE;
+		}
+		if (rvt_ruc_remote_sge(sqp, qp, wqe, sizeof(u64),
+				       IB_ACCESS_REMOTE_ATOMIC)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
+							  0,
+							  IB_WC_REM_ACCESS_ERR);
+			return RVT_RUC_DONE;
+		}
+		rvt_ruc_atomic(sqp, wqe);
+		rvt_sge_state_release(&sqp->r_sge);
+		return RVT_RUC_DONE;
+	}
+}
+
+/**
+ * rvt_ruc_loopback - execute a send WQE against a QP of the same device
+ * @sqp: the requester
+ * @wqe: the WQE at the head of its send queue
+ * @status: set to the requester's completion status
+ * @rnr_timer: set to the responder's min_rnr_timer on RVT_RUC_RNR
+ *
+ * Process context, from the requester's send engine.
+ *
+ * Return: RVT_RUC_DONE, or RVT_RUC_RNR when an RC responder had no receive
+ * WQE posted; nothing was consumed then.
+ */
+static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
+					    struct rvt_swqe *wqe,
+					    enum ib_wc_status *status,
+					    u8 *rnr_timer)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
+	enum rvt_ruc_result res = RVT_RUC_DONE;
+	struct rvt_qp *qp;
+	u32 dqpn;
+
+	if (rvt_ruc_local_sge(sqp, wqe)) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return RVT_RUC_DONE;
+	}
+	if (wqe->opcode == IB_WR_RDMA_READ &&
+	    sqp->s_sge.total_len < wqe->length) {
+		rvt_sge_state_release(&sqp->s_sge);
+		*status = IB_WC_LOC_LEN_ERR;
+		return RVT_RUC_DONE;
+	}
+
+	dqpn = rvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
+	qp = rvt_lookup_qpn(rdi, dqpn);
+	if (!qp || !rvt_ruc_peer_ok(sqp, qp, wqe)) {
+		/* Nobody acknowledges: RC retries run out, UC and UD drop. */
+		*status = sqp->ibqp.qp_type == IB_QPT_RC ?
+			  IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+	} else {
+		res = rvt_ruc_execute(sqp, qp, wqe, status);
+		*rnr_timer = qp->attr.min_rnr_timer;
+	}
+	if (qp)
+		rvt_put_qp(qp);
+	rvt_sge_state_release(&sqp->s_sge);
+	return res;
+}
+
+/**
+ * rvt_send_work - the send engine of a QP
+ * @work: the QP's send_work
+ *
+ * Runs WQEs from s_tail in order while the QP is in RTS, flushes them in
+ * ERR, and waits out RNR NAKs on the QP's timer.
+ */
+void rvt_send_work(struct work_struct *work)
+{
+	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
+	int budget = RVT_SEND_BUDGET;
+
+	while (budget--) {
+		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
+		enum rvt_ruc_result res = RVT_RUC_DONE;
+		struct rvt_swqe done;
+		enum ib_qp_state state;
+		struct rvt_swqe *wqe;
+		u8 rnr_timer = 0;
+
+		spin_lock_irq(&qp->s_lock);
+		state = qp->state;
+		if (qp->s_tail == qp->s_head ||
+		    (state != IB_QPS_RTS && state != IB_QPS_ERR)) {
+			spin_unlock_irq(&qp->s_lock);
+			return;
+		}
+		if (!qp->s_rnr_started) {
+			qp->s_rnr_retry = qp->attr.rnr_retry;
+			qp->s_rnr_started = true;
+		}
+		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
+		spin_unlock_irq(&qp->s_lock);
+
+		if (state == IB_QPS_RTS)
+			res = rvt_ruc_loopback(qp, wqe, &status, &rnr_timer);
+
+		spin_lock_irq(&qp->s_lock);
+		if (res == RVT_RUC_RNR) {
+			if (qp->state != IB_QPS_RTS) {
+				/* Moved on meanwhile: let the next run see it. */
+				spin_unlock_irq(&qp->s_lock);
+				continue;
+			}
+			if (qp->s_rnr_retry) {
+				if (qp->s_rnr_retry != RVT_RNR_RETRY_INFINITE)
+					qp->s_rnr_retry--;
+				mod_timer(&qp->rnr_timer, jiffies +
+					  usecs_to_jiffies(rvt_rnr_usec[rnr_timer & 31]));
+				spin_unlock_irq(&qp->s_lock);
+				return;
+			}
+			status = IB_WC_RNR_RETRY_EXC_ERR;
+		}
+		/* Copy what the completion needs: the slot is reused now. */
+		done = *wqe;
+		qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
+		qp->s_rnr_started = false;
+		spin_unlock_irq(&qp->s_lock);
+
+		rvt_send_complete(qp, &done, status);
+		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+			rvt_qp_set_error(qp);
+	}
+	rvt_schedule_send(qp);
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Scatter/gather lists resolved against their MRs, and copies between
+ * them: the one place where payload bytes move.
+ */
+
+#include <linux/string.h>
+
+#include "softrvt.h"
+
+/**
+ * rvt_sge_state_init - resolve a scatter list for an access
+ * @ss: the state to fill; its cursor starts at the first byte
+ * @pd: the PD of the WQE
+ * @list: the WQE's SGEs
+ * @n: how many; at most RVT_MAX_SGE
+ * @access: IB_ACCESS_LOCAL_WRITE to receive into the list, 0 to send it
+ *
+ * Every non-empty SGE is checked and its MR referenced until
+ * rvt_sge_state_release().
+ *
+ * Return: 0, or -EACCES if an SGE is not allowed (nothing is held then).
+ */
+int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
+		       const struct rvt_wqe_sge *list, u32 n, int access)
+{
+	u32 i;
+
+	ss->num_sge = 0;
+	ss->cur = 0;
+	ss->offset = 0;
+	ss->total_len = 0;
+	if (n > RVT_MAX_SGE)
+		return -EACCES;
+	for (i = 0; i < n; i++) {
+		struct rvt_sge *sge = &ss->sge[ss->num_sge];
+
+		if (!list[i].length)
+			continue;
+		if (rvt_mr_lookup(pd, list[i].lkey, list[i].addr,
+				  list[i].length, access, &sge->mr)) {
+			rvt_sge_state_release(ss);
+			return -EACCES;
+		}
+		sge->iova = list[i].addr;
+		sge->length = list[i].length;
+		ss->total_len += sge->length;
+		ss->num_sge++;
+	}
+	return 0;
+}
+
+/**
+ * rvt_sge_state_init_one - a state over one region
+ * @ss: the state to fill
+ * @mr: the region's MR, already referenced, or NULL for kernel memory
+ * @iova: first byte
+ * @len: length
+ *
+ * Used for the remote side of RDMA and atomics, and for kernel buffers.
+ * The reference on @mr passes to @ss.
+ */
+void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
+			    u64 iova, u32 len)
+{
+	ss->sge[0].mr = mr;
+	ss->sge[0].iova = iova;
+	ss->sge[0].length = len;
+	ss->num_sge = 1;
+	ss->cur = 0;
+	ss->offset = 0;
+	ss->total_len = len;
+}
+
+/**
+ * rvt_sge_state_release - drop the MR references of a state
+ * @ss: the state
+ */
+void rvt_sge_state_release(struct rvt_sge_state *ss)
+{
+	u32 i;
+
+	for (i = 0; i < ss->num_sge; i++)
+		if (ss->sge[i].mr)
+			rvt_put_mr(ss->sge[i].mr);
+	ss->num_sge = 0;
+}
+
+/* Map the next piece at the cursor: no more than @len bytes. */
+static void *rvt_sge_next(struct rvt_sge_state *ss, u32 len, u32 *avail)
+{
+	struct rvt_sge *sge = &ss->sge[ss->cur];
+
+	len = min(len, sge->length - ss->offset);
+	return rvt_mr_map(sge->mr, sge->iova + ss->offset, len, avail);
+}
+
+static void rvt_sge_advance(struct rvt_sge_state *ss, u32 len)
+{
+	ss->offset += len;
+	if (ss->offset == ss->sge[ss->cur].length) {
+		ss->cur++;
+		ss->offset = 0;
+	}
+}
+
+/**
+ * rvt_copy_sge - copy bytes from one state's cursor to another's
+ * @dst: where to, cursor advanced
+ * @src: where from, cursor advanced
+ * @len: bytes; both states must hold that many past their cursors
+ *
+ * Any context: user pages are mapped with kmap_local_page().
+ */
+void rvt_copy_sge(struct rvt_sge_state *dst, struct rvt_sge_state *src,
+		  u32 len)
+{
+	while (len) {
+		u32 davail, savail, n;
+		void *d, *s;
+
+		d = rvt_sge_next(dst, len, &davail);
+		s = rvt_sge_next(src, davail, &savail);
+		n = savail;
+		memcpy(d, s, n);
+		rvt_mr_unmap(src->sge[src->cur].mr, s);
+		rvt_mr_unmap(dst->sge[dst->cur].mr, d);
+		rvt_sge_advance(src, n);
+		rvt_sge_advance(dst, n);
+		len -= n;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_copy_sge);
+
+/**
+ * rvt_copy_to_sge - copy a kernel buffer to a state's cursor
+ * @dst: where to, cursor advanced
+ * @buf: the bytes
+ * @len: how many
+ */
+void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
+{
+	while (len) {
+		u32 n;
+		void *d = rvt_sge_next(dst, len, &n);
+
+		memcpy(d, buf, n);
+		rvt_mr_unmap(dst->sge[dst->cur].mr, d);
+		rvt_sge_advance(dst, n);
+		buf += n;
+		len -= n;
+	}
+}

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libsoftrvt: device matching and user contexts.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "softrvt.h"
+
+/*
+ * softrvt is an out-of-tree driver: its ib_device has driver_id
+ * RDMA_DRIVER_UNKNOWN, which libibverbs never matches by id, and no
+ * parent device, so it has no modalias either.  That leaves the name.
+ * VERBS_NAME_MATCH("softrvt") is the pattern "rdma_device:*Nsoftrvt*",
+ * which libibverbs fnmatch()es against "rdma_device:N<ib device name>":
+ * the device must be created with a name starting with "softrvt"
+ * ("rdma link add softrvt0 type softrvt netdev eth0").  A device named
+ * otherwise is not claimed, and libibverbs lists it with no provider.
+ */
+static const struct verbs_match_ent softrvt_match_table[] = {
+	VERBS_NAME_MATCH("softrvt", NULL),
+	{},
+};
+
+static void softrvt_free_context(struct ibv_context *ibctx);
+
+/*
+ * libibverbs reads completion and async events from their fds itself and
+ * then calls the cq_event and async_event hooks.  cq_event is left to its
+ * default, which does nothing: softrvt keeps no arming state here.
+ */
+static const struct verbs_context_ops softrvt_ctx_ops = {
+	.free_context = softrvt_free_context,
+	.async_event = softrvt_async_event,
+	.query_device_ex = softrvt_query_device,
+	.query_port = softrvt_query_port,
+
+	.alloc_pd = softrvt_alloc_pd,
+	.dealloc_pd = softrvt_dealloc_pd,
+	.reg_mr = softrvt_reg_mr,
+	.dereg_mr = softrvt_dereg_mr,
+
+	.create_cq = softrvt_create_cq,
+	.poll_cq = softrvt_poll_cq,
+	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = softrvt_resize_cq,
+	.destroy_cq = softrvt_destroy_cq,
+
+	.create_srq = softrvt_create_srq,
+	.modify_srq = softrvt_modify_srq,
+	.query_srq = softrvt_query_srq,
+	.destroy_srq = softrvt_destroy_srq,
+	.post_srq_recv = softrvt_post_srq_recv,
+
+	.create_qp = softrvt_create_qp,
+	.query_qp = softrvt_query_qp,
+	.modify_qp = softrvt_modify_qp,
+	.destroy_qp = softrvt_destroy_qp,
+	.post_send = softrvt_post_send,
+	.post_recv = softrvt_post_recv,
+
+	.create_ah = softrvt_create_ah,
+	.destroy_ah = softrvt_destroy_ah,
+};
+
+static struct verbs_context *softrvt_alloc_context(struct ibv_device *ibdev,
+						   int cmd_fd,
+						   void *private_data)
+{
+	struct ib_uverbs_get_context_resp resp;
+	struct softrvt_context *ctx;
+	struct ibv_get_context cmd;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
+				  sizeof(resp));
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->ibv_ctx, &softrvt_ctx_ops);
+	return &ctx->ibv_ctx;
+}
+
+static void softrvt_free_context(struct ibv_context *ibctx)
+{
+	struct softrvt_context *ctx = to_sctx(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_device *
+softrvt_device_alloc(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct softrvt_device *dev;
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	if (page_size <= 0)
+		return NULL;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	dev->page_size = page_size;
+	return &dev->ibv_dev;
+}
+
+static void softrvt_uninit_device(struct verbs_device *verbs_device)
+{
+	free(to_sdev(&verbs_device->device));
+}
+
+static const struct verbs_device_ops softrvt_dev_ops = {
+	.name = "softrvt",
+	.match_min_abi_version = SOFTRVT_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SOFTRVT_UVERBS_ABI_VERSION,
+	.match_table = softrvt_match_table,
+	.alloc_device = softrvt_device_alloc,
+	.uninit_device = softrvt_uninit_device,
+	.alloc_context = softrvt_alloc_context,
+};
+PROVIDER_DRIVER(softrvt, softrvt_dev_ops);

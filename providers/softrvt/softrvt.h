@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libsoftrvt: the userspace provider for softrvt, a software RDMA device
+ * in the style of rdmavt.
+ *
+ * The kernel shares three kinds of ring with us, each mapped with one
+ * mmap() of the context's command fd at the offset the kernel returns:
+ *
+ *  - a CQ ring (struct rvt_cq_wc): the kernel produces and owns head, we
+ *    consume and own tail, so completions are polled without a system
+ *    call;
+ *  - a receive ring (struct rvt_rwq) per SRQ and per QP without an SRQ:
+ *    we produce and own head, the kernel consumes and publishes tail.
+ *
+ * A ring of size slots holds at most size - 1 entries: head == tail is
+ * empty.  Each side reads the other's index on every use, with acquire
+ * semantics, and checks it lies inside the ring; each side publishes its
+ * own index with a release store after the entries it covers.  No index
+ * is cached here: the kernel may rewrite both (QP reset, resize).
+ */
+#ifndef SOFTRVT_H
+#define SOFTRVT_H
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <infiniband/verbs.h>
+
+/* The ring indices shared with the kernel are C11 atomics here. */
+#define RDMA_ATOMIC_UAPI(_type, _name) _Atomic(_type) _name
+#include <rdma/rvt-abi.h>
+#include <rdma/softrvt-abi.h>
+#include <kernel-abi/softrvt-abi.h>
+
+/* The mapped layouts must be the kernel's, byte for byte. */
+static_assert(sizeof(_Atomic(__u32)) == sizeof(__u32), "atomic index size");
+static_assert(offsetof(struct rvt_cq_wc, uqueue) == 8, "rvt_cq_wc header");
+static_assert(sizeof(struct ib_uverbs_wc) == 48, "ib_uverbs_wc size");
+static_assert(offsetof(struct rvt_rwq, wq) == 8, "rvt_rwq header");
+static_assert(sizeof(struct rvt_rwqe) == 16, "rvt_rwqe size");
+static_assert(sizeof(struct rvt_wqe_sge) == 16, "rvt_wqe_sge size");
+
+/* Command and response buffers: the core verbs struct, then our udata. */
+DECLARE_DRV_CMD(usoftrvt_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, softrvt_cq_resp);
+DECLARE_DRV_CMD(usoftrvt_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, softrvt_cq_resp);
+DECLARE_DRV_CMD(usoftrvt_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, softrvt_create_srq_resp);
+DECLARE_DRV_CMD(usoftrvt_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		softrvt_modify_srq_cmd, empty);
+DECLARE_DRV_CMD(usoftrvt_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, softrvt_create_qp_resp);
+
+struct softrvt_device {
+	struct verbs_device ibv_dev;
+	size_t page_size;
+};
+
+struct softrvt_context {
+	struct verbs_context ibv_ctx;
+};
+
+struct softrvt_cq {
+	struct ibv_cq ibv_cq;
+	/* Serialises pollers and resize. */
+	pthread_spinlock_t lock;
+	/* NULL once a resize succeeded in the kernel but its mmap failed. */
+	struct rvt_cq_wc *ring;
+	size_t ring_len;
+	uint32_t size;			/* slots: cqe + 1 */
+};
+
+/* A receive ring: an SRQ's, or the receive queue of a QP without SRQ. */
+struct softrvt_rq {
+	/* Serialises producers, and an SRQ resize against them. */
+	pthread_spinlock_t lock;
+	/* NULL for a QP on an SRQ, or once a resize lost the ring. */
+	struct rvt_rwq *ring;
+	size_t ring_len;
+	uint32_t size;			/* slots: max_wr + 1 */
+	uint32_t max_sge;
+	size_t stride;			/* bytes per struct rvt_rwqe */
+};
+
+struct softrvt_srq {
+	struct ibv_srq ibv_srq;
+	struct softrvt_rq rq;
+};
+
+struct softrvt_qp {
+	struct ibv_qp ibv_qp;
+	struct softrvt_rq rq;
+};
+
+static inline struct softrvt_device *to_sdev(struct ibv_device *ibdev)
+{
+	return container_of(ibdev, struct softrvt_device, ibv_dev.device);
+}
+
+static inline struct softrvt_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct softrvt_context, ibv_ctx.context);
+}
+
+static inline struct softrvt_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct softrvt_cq, ibv_cq);
+}
+
+static inline struct softrvt_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct softrvt_srq, ibv_srq);
+}
+
+static inline struct softrvt_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct softrvt_qp, ibv_qp);
+}
+
+int softrvt_query_device(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size);
+int softrvt_query_port(struct ibv_context *context, uint8_t port,
+		       struct ibv_port_attr *attr);
+void softrvt_async_event(struct ibv_context *context,
+			 struct ibv_async_event *event);
+
+struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context);
+int softrvt_dealloc_pd(struct ibv_pd *pd);
+struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			      uint64_t hca_va, int access);
+int softrvt_dereg_mr(struct verbs_mr *vmr);
+
+struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector);
+int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
+int softrvt_resize_cq(struct ibv_cq *ibcq, int cqe);
+int softrvt_destroy_cq(struct ibv_cq *ibcq);
+
+struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
+				   struct ibv_srq_init_attr *attr);
+int softrvt_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int attr_mask);
+int softrvt_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int softrvt_destroy_srq(struct ibv_srq *ibsrq);
+int softrvt_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+
+struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
+				 struct ibv_qp_init_attr *attr);
+int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr);
+int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask);
+int softrvt_destroy_qp(struct ibv_qp *ibqp);
+int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+
+struct ibv_ah *softrvt_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+int softrvt_destroy_ah(struct ibv_ah *ah);
+
+#endif /* SOFTRVT_H */

@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libsoftrvt: the verbs.
+ *
+ * Everything but the fast paths is a kernel command.  poll_cq reads the
+ * mmapped CQ ring; post_recv and post_srq_recv write the mmapped receive
+ * ring.  post_send always goes through the kernel.
+ *
+ * Functions returning int return 0 or a positive errno value, as
+ * libibverbs expects; those returning a pointer return NULL with errno
+ * set.  poll_cq returns -1 for a CQ it can no longer read.
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "softrvt.h"
+
+int softrvt_query_device(struct ibv_context *context,
+			 const struct ibv_query_device_ex_input *input,
+			 struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw_ver;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(context, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	fw_ver = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw_ver >> 32) & 0xffff,
+		 (unsigned int)(fw_ver >> 16) & 0xffff,
+		 (unsigned int)fw_ver & 0xffff);
+	return 0;
+}
+
+int softrvt_query_port(struct ibv_context *context, uint8_t port,
+		       struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd;
+
+	return ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
+}
+
+struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	ret = ibv_cmd_alloc_pd(context, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+int softrvt_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (ret)
+		return ret;
+	free(pd);
+	return 0;
+}
+
+struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			      uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+int softrvt_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}
+
+/*
+ * The length the kernel maps for a ring: a header, then slots of stride
+ * bytes, rounded up to whole pages.  ib_core refuses any other length.
+ */
+static int softrvt_ring_len(struct ibv_context *context, size_t header,
+			    uint32_t slots, size_t stride, size_t *len)
+{
+	size_t page = to_sdev(context->device)->page_size;
+	size_t n;
+
+	if (__builtin_mul_overflow((size_t)slots, stride, &n) ||
+	    __builtin_add_overflow(n, header + page - 1, &n))
+		return ENOMEM;
+	*len = n & ~(page - 1);
+	return 0;
+}
+
+/*
+ * Map a ring the kernel made for this context at @offset.  Returns NULL
+ * with errno set on failure.
+ */
+static void *softrvt_map_ring(struct ibv_context *context, uint64_t offset,
+			      size_t len)
+{
+	void *ring;
+
+	/* The kernel never hands out offset 0: it would be a missing ring. */
+	if (!offset) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((uint64_t)(off_t)offset != offset) {
+		errno = EOVERFLOW;
+		return NULL;
+	}
+	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    context->cmd_fd, (off_t)offset);
+	return ring == MAP_FAILED ? NULL : ring;
+}
+
+/*
+ * Map the CQ ring at @offset for the capacity in ibv_cq.cqe, replacing
+ * the one mapped so far.  On error the old mapping stays.
+ */
+static int softrvt_cq_map(struct softrvt_cq *cq, uint64_t offset)
+{
+	struct ibv_context *context = cq->ibv_cq.context;
+	int cqe = cq->ibv_cq.cqe;
+	size_t len;
+	void *ring;
+	int ret;
+
+	if (cqe < 1)
+		return EINVAL;
+	ret = softrvt_ring_len(context, offsetof(struct rvt_cq_wc, uqueue),
+			       (uint32_t)cqe + 1, sizeof(struct ib_uverbs_wc),
+			       &len);
+	if (ret)
+		return ret;
+	ring = softrvt_map_ring(context, offset, len);
+	if (!ring)
+		return errno;
+
+	if (cq->ring)
+		munmap(cq->ring, cq->ring_len);
+	cq->ring = ring;
+	cq->ring_len = len;
+	cq->size = (uint32_t)cqe + 1;
+	return 0;
+}
+
+static void softrvt_cq_unmap(struct softrvt_cq *cq)
+{
+	if (cq->ring)
+		munmap(cq->ring, cq->ring_len);
+	cq->ring = NULL;
+	cq->ring_len = 0;
+	cq->size = 0;
+}
+
+struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector)
+{
+	struct usoftrvt_create_cq_resp resp = {};
+	struct usoftrvt_create_cq cmd = {};
+	struct softrvt_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
+				&cq->ibv_cq, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = softrvt_cq_map(cq, resp.mmap_offset);
+	if (ret)
+		goto err_cmd;
+	return &cq->ibv_cq;
+
+err_cmd:
+	ibv_cmd_destroy_cq(&cq->ibv_cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * The kernel moves the completions not yet polled to a new ring and
+ * returns its offset.  The poll lock keeps our tail still meanwhile, as
+ * the kernel copies from it.
+ */
+int softrvt_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct usoftrvt_resize_cq_resp resp = {};
+	struct usoftrvt_resize_cq cmd = {};
+	struct softrvt_cq *cq = to_scq(ibcq);
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (!ret) {
+		ret = softrvt_cq_map(cq, resp.mmap_offset);
+		/*
+		 * The kernel fills the new ring only: the old one is dead.
+		 * Without the new one the CQ cannot be polled any more.
+		 */
+		if (ret)
+			softrvt_cq_unmap(cq);
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+int softrvt_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct softrvt_cq *cq = to_scq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	softrvt_cq_unmap(cq);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+static void softrvt_copy_wc(struct ibv_wc *wc, const struct ib_uverbs_wc *uwc)
+{
+	wc->wr_id = uwc->wr_id;
+	wc->status = uwc->status;
+	wc->opcode = uwc->opcode;
+	wc->vendor_err = uwc->vendor_err;
+	wc->byte_len = uwc->byte_len;
+	/* Also invalidated_rkey: both unions overlay the same word. */
+	wc->imm_data = uwc->ex.imm_data;
+	wc->qp_num = uwc->qp_num;
+	wc->src_qp = uwc->src_qp;
+	wc->wc_flags = uwc->wc_flags;
+	wc->pkey_index = uwc->pkey_index;
+	wc->slid = uwc->slid;
+	wc->sl = uwc->sl;
+	wc->dlid_path_bits = uwc->dlid_path_bits;
+}
+
+/*
+ * Take completions off the ring, without a system call.  The kernel owns
+ * head and we own tail; both are checked to lie inside the ring, and a
+ * CQ whose indices are corrupt is reported as an error, never followed.
+ */
+int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct softrvt_cq *cq = to_scq(ibcq);
+	struct rvt_cq_wc *ring;
+	uint32_t head, tail;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	ring = cq->ring;
+	if (!ring) {
+		n = -1;
+		goto out;
+	}
+	tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	/* Acquire: pairs with the kernel's release of the entries it wrote. */
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= cq->size || tail >= cq->size) {
+		n = -1;
+		goto out;
+	}
+
+	for (; n < ne && tail != head; n++) {
+		softrvt_copy_wc(&wc[n], &ring->uqueue[tail]);
+		if (++tail == cq->size)
+			tail = 0;
+	}
+	/* Release: we are done reading the slots the kernel may now reuse. */
+	if (n)
+		atomic_store_explicit(&ring->tail, tail, memory_order_release);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * Map a receive ring of max_wr + 1 slots of max_sge SGEs each at
+ * @offset, replacing the one mapped so far.  On error the old mapping
+ * stays.
+ */
+static int softrvt_rq_map(struct ibv_context *context, struct softrvt_rq *rq,
+			  uint64_t offset, uint32_t max_wr, uint32_t max_sge)
+{
+	size_t stride, len;
+	void *ring;
+	int ret;
+
+	/* struct rvt_rwqe counts its SGEs in a byte. */
+	if (max_wr == UINT32_MAX || max_sge > UINT8_MAX)
+		return EINVAL;
+	stride = sizeof(struct rvt_rwqe) + max_sge * sizeof(struct rvt_wqe_sge);
+	ret = softrvt_ring_len(context, offsetof(struct rvt_rwq, wq),
+			       max_wr + 1, stride, &len);
+	if (ret)
+		return ret;
+	ring = softrvt_map_ring(context, offset, len);
+	if (!ring)
+		return errno;
+
+	if (rq->ring)
+		munmap(rq->ring, rq->ring_len);
+	rq->ring = ring;
+	rq->ring_len = len;
+	rq->size = max_wr + 1;
+	rq->max_sge = max_sge;
+	rq->stride = stride;
+	return 0;
+}
+
+static void softrvt_rq_unmap(struct softrvt_rq *rq)
+{
+	if (rq->ring)
+		munmap(rq->ring, rq->ring_len);
+	rq->ring = NULL;
+	rq->ring_len = 0;
+	rq->size = 0;
+}
+
+static struct rvt_rwqe *softrvt_rwqe(const struct softrvt_rq *rq, uint32_t n)
+{
+	return (struct rvt_rwqe *)((char *)rq->ring +
+				   offsetof(struct rvt_rwq, wq) +
+				   (size_t)n * rq->stride);
+}
+
+/*
+ * Append a chain of receive WRs to a ring, with rq->lock held.  Stops at
+ * the first WR that cannot be posted, as the kernel does: EINVAL for too
+ * many SGEs, ENOMEM for a full ring, EIO for a corrupt or missing ring.
+ * The WRs before it stay posted.
+ */
+static int softrvt_rq_post(struct softrvt_rq *rq, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct rvt_rwq *ring = rq->ring;
+	uint32_t head, tail, next;
+	int ret = 0;
+
+	if (!ring) {
+		ret = EIO;
+		goto out;
+	}
+	/*
+	 * Our index, but read from the ring every time: the kernel zeroes it
+	 * when a QP goes to RESET and sets it when it posts for us.
+	 */
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= rq->size) {
+		ret = EIO;
+		goto out;
+	}
+
+	for (; wr; wr = wr->next) {
+		struct rvt_rwqe *wqe;
+		int i;
+
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		next = head + 1 == rq->size ? 0 : head + 1;
+		/* Acquire: the kernel has copied out the WQE it consumed. */
+		tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+		if (tail >= rq->size) {
+			ret = EIO;
+			break;
+		}
+		if (next == tail) {
+			ret = ENOMEM;
+			break;
+		}
+
+		wqe = softrvt_rwqe(rq, head);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			wqe->sg_list[i].addr = wr->sg_list[i].addr;
+			wqe->sg_list[i].length = wr->sg_list[i].length;
+			wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
+		}
+		head = next;
+		/* Release: the WQE is visible before the index publishing it. */
+		atomic_store_explicit(&ring->head, head, memory_order_release);
+	}
+out:
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
+				   struct ibv_srq_init_attr *attr)
+{
+	struct usoftrvt_create_srq_resp resp = {};
+	struct usoftrvt_create_srq cmd = {};
+	struct softrvt_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	/* attr->attr now holds what the kernel really allocated. */
+	ret = softrvt_rq_map(pd->context, &srq->rq, resp.mmap_offset,
+			     attr->attr.max_wr, attr->attr.max_sge);
+	if (ret)
+		goto err_cmd;
+	return &srq->ibv_srq;
+
+err_cmd:
+	ibv_cmd_destroy_srq(&srq->ibv_srq);
+err_lock:
+	pthread_spin_destroy(&srq->rq.lock);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * IBV_SRQ_MAX_WR makes the kernel move the posted WQEs to a new ring of
+ * max_wr + 1 slots and write its mmap offset to the address we pass.
+ * The ring lock keeps posters off both rings until we have switched.
+ */
+int softrvt_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		       int attr_mask)
+{
+	struct softrvt_srq *srq = to_ssrq(ibsrq);
+	struct usoftrvt_modify_srq cmd = {};
+	uint64_t offset = 0;
+	int ret;
+
+	if (!(attr_mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+					  sizeof(cmd));
+
+	cmd.offset_addr = (uintptr_t)&offset;
+	pthread_spin_lock(&srq->rq.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd.ibv_cmd,
+				 sizeof(cmd));
+	if (!ret) {
+		ret = softrvt_rq_map(ibsrq->context, &srq->rq, offset,
+				     attr->max_wr, srq->rq.max_sge);
+		/* The old ring is dead; without the new one we cannot post. */
+		if (ret)
+			softrvt_rq_unmap(&srq->rq);
+	}
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
+}
+
+int softrvt_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int softrvt_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct softrvt_srq *srq = to_ssrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	softrvt_rq_unmap(&srq->rq);
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+	return 0;
+}
+
+int softrvt_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	struct softrvt_srq *srq = to_ssrq(ibsrq);
+	int ret;
+
+	pthread_spin_lock(&srq->rq.lock);
+	ret = softrvt_rq_post(&srq->rq, wr, bad_wr);
+	pthread_spin_unlock(&srq->rq.lock);
+	return ret;
+}
+
+struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct usoftrvt_create_qp_resp resp = {};
+	struct usoftrvt_create_qp cmd = {};
+	struct softrvt_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	/* attr->cap now holds what the kernel really allocated. */
+	if (!attr->srq) {
+		ret = softrvt_rq_map(pd->context, &qp->rq, resp.rq_mmap_offset,
+				     attr->cap.max_recv_wr,
+				     attr->cap.max_recv_sge);
+		if (ret)
+			goto err_cmd;
+	}
+	return &qp->ibv_qp;
+
+err_cmd:
+	ibv_cmd_destroy_qp(&qp->ibv_qp);
+err_lock:
+	pthread_spin_destroy(&qp->rq.lock);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd;
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+/*
+ * Nothing of the ring is kept here, so a move to RESET, which makes the
+ * kernel empty the receive ring (both indices back to 0), needs nothing
+ * from us.
+ */
+int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		      int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int softrvt_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct softrvt_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	softrvt_rq_unmap(&qp->rq);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+	return 0;
+}
+
+int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	return ibv_cmd_post_send(ibqp, wr, bad_wr);
+}
+
+/*
+ * Like the kernel's post_recv: a QP on an SRQ or in RESET takes no
+ * receives.  In ERR the WRs go through the kernel, which posts them to
+ * the same ring and flushes them at once, as the IB spec requires; a WQE
+ * written to the ring by us would never complete.  The state is the one
+ * libibverbs recorded at the last ibv_modify_qp() or ibv_query_qp(), or
+ * ERR since an error event (softrvt_async_event()).
+ */
+int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	struct softrvt_qp *qp = to_sqp(ibqp);
+	int ret;
+
+	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->rq.lock);
+	if (ibqp->state == IBV_QPS_ERR)
+		ret = ibv_cmd_post_recv(ibqp, wr, bad_wr);
+	else
+		ret = softrvt_rq_post(&qp->rq, wr, bad_wr);
+	pthread_spin_unlock(&qp->rq.lock);
+	return ret;
+}
+
+/* softrvt has no address handles yet: the kernel answers for itself. */
+struct ibv_ah *softrvt_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp = {};
+	struct ibv_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	ret = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	return ah;
+}
+
+int softrvt_destroy_ah(struct ibv_ah *ah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ah);
+	if (ret)
+		return ret;
+	free(ah);
+	return 0;
+}
+
+/*
+ * The kernel moves a QP to ERR by itself on the IB spec's affiliated
+ * errors, and tells us only through these events.  Record the state
+ * libibverbs would report after ibv_query_qp(), so that post_recv hands
+ * later receives to the kernel, which flushes them.
+ */
+void softrvt_async_event(struct ibv_context *context,
+			 struct ibv_async_event *event)
+{
+	switch (event->event_type) {
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+		event->element.qp->state = IBV_QPS_ERR;
+		break;
+	default:
+		break;
+	}
+}
