@@ -28,6 +28,12 @@ src=$(readlink -f "$kdir/source")
 if [ -n "$kdir" ]; then
 	KDIR=$kdir LINT_LOGDIR=$out/lint "$TOP/scripts/lint.sh" | tee -a "$results"
 fi
+if "$TOP/scripts/build-provider.sh" > "$out/provider-build.log" 2>&1; then
+	record PASS "provider: libsoftrvt builds in rdma-core 56.1"
+else
+	tail -30 "$out/provider-build.log"
+	record FAIL "provider: libsoftrvt builds in rdma-core 56.1"
+fi
 if make -s -C "$TOP/tests" > "$out/tests-build.log" 2>&1; then
 	record PASS "tests: userspace tests build"
 else

@@ -6,40 +6,8 @@
 # and the KUnit log to $OUT/kunit.log.
 set -u
 
-OUT=${OUT:-/mnt/out}
+. scripts/guest/lib.sh
 : > "$OUT/results"
-
-pass() { echo "PASS $*" | tee -a "$OUT/results"; }
-fail() { echo "FAIL $*" | tee -a "$OUT/results"; }
-check() { # name command...
-	local name=$1
-	shift
-	if "$@"; then pass "$name"; else fail "$name"; fi
-}
-
-# Wait up to $1 tenths of a second for a command to succeed.
-wait_for() {
-	local n=$1
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
-
-link_state() { # dev -> ACTIVE/DOWN
-	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z]*\).*/\1/p'
-}
-has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
-no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
-state_is() { [ "$(link_state "$1")" = "$2" ]; }
-
-veth() { # a b
-	ip link add "$1" type veth peer name "$2" &&
-		ip link set "$1" up && ip link set "$2" up
-}
 
 echo "== KUnit"
 dmesg -C
@@ -107,6 +75,9 @@ if [ -x tests/uverbs_rings ]; then
 else
 	fail "uverbs_rings: binary built"
 fi
+
+echo "== verbs through libsoftrvt"
+scripts/guest/verbs-tests.sh
 
 echo "== rdma link delete and netdev removal"
 check "link: device on the peer end" \

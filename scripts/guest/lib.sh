@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Helpers for the in-guest test scripts; sourced.
+
+OUT=${OUT:-/mnt/out}
+
+pass() { echo "PASS $*" | tee -a "$OUT/results"; }
+fail() { echo "FAIL $*" | tee -a "$OUT/results"; }
+check() { # name command...
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# Wait up to $1 tenths of a second for a command to succeed.
+wait_for() {
+	local n=$1
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+link_state() { # dev -> ACTIVE/DOWN
+	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z]*\).*/\1/p'
+}
+has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
+no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
+state_is() { [ "$(link_state "$1")" = "$2" ]; }
+
+veth() { # a b
+	ip link add "$1" type veth peer name "$2" &&
+		ip link set "$1" up && ip link set "$2" up
+}
+
