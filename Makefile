@@ -12,7 +12,7 @@ SCRIPTS := $(CURDIR)/scripts
 kdir = $$(if [ -n "$(KDIR)" ]; then echo "$(KDIR)"; \
 	  else $(SCRIPTS)/build-kernel.sh debug; fi)
 
-.PHONY: all modules clean deps kernel rootfs tests lint check demo
+.PHONY: all modules clean deps kernel rootfs tests lint check demo bench
 
 all: modules
 
@@ -40,6 +40,9 @@ check: deps
 
 demo: deps
 	$(SCRIPTS)/demo.sh
+
+bench: deps
+	$(SCRIPTS)/bench.sh
 
 clean:
 	@if [ -n "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M=$(CURDIR) clean; fi

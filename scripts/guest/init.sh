@@ -27,10 +27,15 @@ rel=$(uname -r)
 mount -t tmpfs tmpfs /lib/modules
 cp -a "/mnt/modroot/lib/modules/$rel" /lib/modules/
 mkdir -p "/lib/modules/$rel/extra"
-for m in /mnt/softrvt/drivers/infiniband/sw/softrvt/softrvt.ko \
-	 /mnt/softrvt/kunit/softrvt_kunit.ko; do
-	[ -f "$m" ] && cp "$m" "/lib/modules/$rel/extra/"
-done
+# Modules the host built for another kernel than the tree's come in OUT.
+if [ -d /mnt/out/modules ]; then
+	cp /mnt/out/modules/*.ko "/lib/modules/$rel/extra/"
+else
+	for m in /mnt/softrvt/drivers/infiniband/sw/softrvt/softrvt.ko \
+		 /mnt/softrvt/kunit/softrvt_kunit.ko; do
+		[ -f "$m" ] && cp "$m" "/lib/modules/$rel/extra/"
+	done
+fi
 stage "modules copied"
 depmod -a
 

@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# In-guest part of `make bench`: the same workloads on softrvt and on rxe,
+# each device on its own veth pair, client and server on the device, and
+# the ratio softrvt/rxe of every figure.
+set -u
+
+export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
+OUT=${OUT:-/mnt/out}
+LOG=$OUT/bench
+mkdir -p "$LOG"
+
+ip link add a0 type veth peer name a1
+ip link add b0 type veth peer name b1
+for l in a0 a1 b0 b1; do ip link set "$l" up; done
+ip addr add 10.21.0.1/24 dev a0
+ip addr add 10.22.0.1/24 dev b0
+modprobe rdma_rxe
+rdma link add softrvt0 type softrvt netdev a0 || exit 1
+rdma link add rxe0 type rxe netdev b0 || exit 1
+sleep 1
+
+echo "kernel: $(uname -r) $(uname -v), built without debug options"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc) (QEMU)"
+
+listening() { ss -ltn 2>/dev/null | grep -q ":18515 "; }
+
+# One server/client run; prints the client's output.
+run_pair() {
+	local log=$1
+	shift
+	timeout 300 "$@" > "$log.server" 2>&1 &
+	local spid=$! n=100
+	while [ $n -gt 0 ] && ! listening; do sleep 0.1; n=$((n - 1)); done
+	timeout 300 "$@" localhost > "$log.client" 2>&1
+	wait "$spid"
+	cat "$log.client"
+}
+
+# Field $2 of the first result line of perftest output.
+perf_figure() { # column
+	awk -v col="$1" '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { print $col; exit }'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+report() { # name unit softrvt rxe
+	printf '%-28s %12s %12s %8s  %s\n' "$1" "$3" "$4" "$(ratio "$3" "$4")" "$2"
+}
+
+printf '%-28s %12s %12s %8s  %s\n' workload softrvt rxe ratio unit
+for t in send write read; do
+	for size in 65536 4096; do
+		for dev in softrvt0 rxe0; do
+			run_pair "$LOG/${t}_bw_${size}_$dev" ib_${t}_bw -d $dev -x 1 -F \
+				-s $size -n 2000 | perf_figure 4 > "$LOG/fig.$dev"
+		done
+		report "ib_${t}_bw $size" "MB/s (BW average)" \
+			"$(cat "$LOG/fig.softrvt0")" "$(cat "$LOG/fig.rxe0")"
+	done
+done
+for t in send write; do
+	for dev in softrvt0 rxe0; do
+		run_pair "$LOG/${t}_lat_$dev" ib_${t}_lat -d $dev -x 1 -F -s 8 \
+			-n 2000 | perf_figure 6 > "$LOG/fig.$dev"
+	done
+	report "ib_${t}_lat 8" "usec (t_avg; lower is better)" \
+		"$(cat "$LOG/fig.softrvt0")" "$(cat "$LOG/fig.rxe0")"
+done
+for dev in softrvt0 rxe0; do
+	run_pair "$LOG/srq_pp_$dev" ibv_srq_pingpong -d $dev -g 1 -s 4096 \
+		-n 2000 | awk '/iters in/ { print $(NF-1) }' > "$LOG/fig.$dev"
+done
+report "ibv_srq_pingpong 4096" "usec/iter (lower is better)" \
+	"$(cat "$LOG/fig.softrvt0")" "$(cat "$LOG/fig.rxe0")"
+for dev in softrvt0 rxe0; do
+	tests/bench_micro post $dev | awk '{ print $2 }' > "$LOG/fig.$dev"
+done
+report "post_srq_recv" "ns/WR (lower is better)" \
+	"$(cat "$LOG/fig.softrvt0")" "$(cat "$LOG/fig.rxe0")"
+echo
+echo "limit for the same-device path: $(tests/bench_micro memcpy)"
+
+rdma link delete softrvt0
+rdma link delete rxe0
