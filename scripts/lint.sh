@@ -62,6 +62,16 @@ else
 	result 0 "lint: checkpatch --strict clean"
 fi
 
+# Module symbols share one namespace whatever their export namespace: what
+# softrvt exports for KUnit must not be a name the in-tree rdmavt.ko exports.
+clash=$(comm -12 \
+	<(grep -rhoE 'EXPORT_SYMBOL[A-Z_]*\([a-z_0-9]+' "$src/drivers/infiniband/sw/rdmavt" |
+		sed 's/.*(//' | sort -u) \
+	<(grep -rhoE 'EXPORT_SYMBOL_IF_KUNIT\([a-z_0-9]+' "$TOP/drivers" |
+		sed 's/.*(//' | sort -u))
+[ -z "$clash" ] || log "exported by rdmavt.ko too: $clash"
+result "$([ -z "$clash" ] && echo 0 || echo 1)" "lint: no export clashes with rdmavt.ko"
+
 # Every file starts with its SPDX line (after a #! line for scripts).
 bad=0
 while read -r f; do

@@ -29,13 +29,13 @@ static const struct verbs_match_ent softrvt_match_table[] = {
 static void softrvt_free_context(struct ibv_context *ibctx);
 
 /*
- * libibverbs reads completion and async events from their fds itself and
- * then calls the cq_event and async_event hooks.  cq_event is left to its
- * default, which does nothing: softrvt keeps no arming state here.
+ * libibverbs reads completion and async events from their fds itself; the
+ * cq_event and async_event hooks are left to their defaults, which do
+ * nothing: softrvt keeps no arming state here, and the QP state the
+ * provider needs is the kernel's own, in the QP's state page.
  */
 static const struct verbs_context_ops softrvt_ctx_ops = {
 	.free_context = softrvt_free_context,
-	.async_event = softrvt_async_event,
 	.query_device_ex = softrvt_query_device,
 	.query_port = softrvt_query_port,
 

@@ -96,6 +96,9 @@ struct softrvt_srq {
 struct softrvt_qp {
 	struct ibv_qp ibv_qp;
 	struct softrvt_rq rq;
+	/* The kernel's copy of the QP state, one page mapped read-only. */
+	struct softrvt_qp_state *state;
+	size_t state_len;
 };
 
 static inline struct softrvt_device *to_sdev(struct ibv_device *ibdev)
@@ -128,8 +131,6 @@ int softrvt_query_device(struct ibv_context *context,
 			 struct ibv_device_attr_ex *attr, size_t attr_size);
 int softrvt_query_port(struct ibv_context *context, uint8_t port,
 		       struct ibv_port_attr *attr);
-void softrvt_async_event(struct ibv_context *context,
-			 struct ibv_async_event *event);
 
 struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context);
 int softrvt_dealloc_pd(struct ibv_pd *pd);

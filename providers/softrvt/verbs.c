@@ -569,16 +569,25 @@ struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 	if (ret)
 		goto err_lock;
 
+	qp->state_len = to_sdev(pd->context->device)->page_size;
+	qp->state = softrvt_map_ring(pd->context, resp.state_mmap_offset,
+				     qp->state_len);
+	if (!qp->state) {
+		ret = errno;
+		goto err_cmd;
+	}
 	/* attr->cap now holds what the kernel really allocated. */
 	if (!attr->srq) {
 		ret = softrvt_rq_map(pd->context, &qp->rq, resp.rq_mmap_offset,
 				     attr->cap.max_recv_wr,
 				     attr->cap.max_recv_sge);
 		if (ret)
-			goto err_cmd;
+			goto err_state;
 	}
 	return &qp->ibv_qp;
 
+err_state:
+	munmap(qp->state, qp->state_len);
 err_cmd:
 	ibv_cmd_destroy_qp(&qp->ibv_qp);
 err_lock:
@@ -620,6 +629,7 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 	softrvt_rq_unmap(&qp->rq);
+	munmap(qp->state, qp->state_len);
 	pthread_spin_destroy(&qp->rq.lock);
 	free(qp);
 	return 0;
@@ -631,31 +641,40 @@ int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ibv_cmd_post_send(ibqp, wr, bad_wr);
 }
 
+static uint32_t softrvt_qp_state(const struct softrvt_qp *qp)
+{
+	return __atomic_load_n(&qp->state->state, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Like the kernel's post_recv: a QP on an SRQ or in RESET takes no
- * receives.  In ERR the WRs go through the kernel, which posts them to
- * the same ring and flushes them at once, as the IB spec requires; a WQE
- * written to the ring by us would never complete.  The state is the one
- * libibverbs recorded at the last ibv_modify_qp() or ibv_query_qp(), or
- * ERR since an error event (softrvt_async_event()).
+ * receives, and in ERR receives are flushed at once, as the IB spec
+ * requires.  The kernel flushes the ring when it moves the QP to ERR, so
+ * a WQE written after that flush would never complete: having written
+ * ours, we read the kernel's state page, behind a full barrier that pairs
+ * with the kernel's between publishing ERR and flushing, and if it says
+ * ERR we have the kernel flush the ring again (an empty post).
  */
 int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
 	struct softrvt_qp *qp = to_sqp(ibqp);
+	struct ibv_recv_wr *none;
 	int ret;
 
-	if (ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+	if (ibqp->srq || softrvt_qp_state(qp) == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 
 	pthread_spin_lock(&qp->rq.lock);
-	if (ibqp->state == IBV_QPS_ERR)
-		ret = ibv_cmd_post_recv(ibqp, wr, bad_wr);
-	else
-		ret = softrvt_rq_post(&qp->rq, wr, bad_wr);
+	ret = softrvt_rq_post(&qp->rq, wr, bad_wr);
 	pthread_spin_unlock(&qp->rq.lock);
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (softrvt_qp_state(qp) == IBV_QPS_ERR &&
+	    ibv_cmd_post_recv(ibqp, NULL, &none) && !ret)
+		ret = EIO;
 	return ret;
 }
 
@@ -688,24 +707,4 @@ int softrvt_destroy_ah(struct ibv_ah *ah)
 		return ret;
 	free(ah);
 	return 0;
-}
-
-/*
- * The kernel moves a QP to ERR by itself on the IB spec's affiliated
- * errors, and tells us only through these events.  Record the state
- * libibverbs would report after ibv_query_qp(), so that post_recv hands
- * later receives to the kernel, which flushes them.
- */
-void softrvt_async_event(struct ibv_context *context,
-			 struct ibv_async_event *event)
-{
-	switch (event->event_type) {
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-		event->element.qp->state = IBV_QPS_ERR;
-		break;
-	default:
-		break;
-	}
 }

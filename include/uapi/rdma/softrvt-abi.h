@@ -34,9 +34,25 @@ struct softrvt_modify_srq_cmd {
 	__aligned_u64 offset_addr;
 };
 
-/* Response to create_qp: where to mmap the receive ring (0: none, SRQ). */
+/*
+ * Response to create_qp: where to mmap the receive ring (0: none, the QP
+ * uses an SRQ) and the QP's state page (struct softrvt_qp_state).
+ */
 struct softrvt_create_qp_resp {
 	__aligned_u64 rq_mmap_offset;
+	__aligned_u64 state_mmap_offset;
+};
+
+/*
+ * The QP state page, one page mapped read-only.  The kernel stores the
+ * QP's state (enum ib_qp_state) there before it acts on a change.  When a
+ * QP enters ERR the kernel flushes the receive ring once; a WQE written
+ * to the ring after that is flushed only if the provider asks: after
+ * publishing a WQE, a full memory barrier, then reading IB_QPS_ERR here
+ * means "post through the kernel" (an empty post_recv command will do).
+ */
+struct softrvt_qp_state {
+	__u32 state;
 };
 
 #endif /* SOFTRVT_ABI_USER_H */

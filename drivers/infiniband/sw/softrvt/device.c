@@ -78,7 +78,7 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 		return -ENODEV;
 
 	props->max_mtu = IB_MTU_4096;
-	props->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	props->active_mtu = READ_ONCE(ib_to_rvt(ibdev)->port_mtu);
 	props->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
 	props->pkey_tbl_len = 1;
 	props->max_msg_sz = 1U << 31;

@@ -12,6 +12,7 @@
 
 #include <linux/if_vlan.h>
 #include <linux/module.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 
 #include "softrvt.h"
@@ -78,6 +79,7 @@ static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
 
 	rtnl_lock();
 	rdi->port_active = rvt_netdev_active(ndev);
+	rdi->port_mtu = iboe_get_mtu(ndev->mtu);
 	rtnl_unlock();
 
 	ret = rvt_register_dev(rdi, ibdev_name);
@@ -115,6 +117,9 @@ static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
 	switch (event) {
 	case NETDEV_UNREGISTER:
 		ib_unregister_device_queued(&rdi->ibdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		WRITE_ONCE(rdi->port_mtu, iboe_get_mtu(ndev->mtu));
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:

@@ -78,6 +78,7 @@ void rvt_put_mr(struct rvt_mr *mr)
 	if (refcount_dec_and_test(&mr->refcount))
 		complete(&mr->released);
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_put_mr);
 
 /**
  * rvt_mr_lookup - find the MR behind a key and check an access through it
@@ -124,6 +125,7 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 	*mr = m;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_lookup);
 
 /**
  * rvt_mr_map - map part of a region for the CPU

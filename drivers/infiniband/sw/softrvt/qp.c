@@ -82,12 +82,28 @@ void rvt_put_qp(struct rvt_qp *qp)
 		complete(&qp->released);
 }
 
+/*
+ * Every state change goes through here, with s_lock held, so that the
+ * copy a user QP's provider reads is never stale for long.
+ */
+static void rvt_qp_set_state(struct rvt_qp *qp, enum ib_qp_state state)
+{
+	lockdep_assert_held(&qp->s_lock);
+	WRITE_ONCE(qp->state, state);
+	if (qp->state_page)
+		WRITE_ONCE(qp->state_page->state, state);
+}
+
 static void rvt_qp_free_queues(struct rvt_qp *qp)
 {
 	if (!qp->ibqp.srq)
 		rvt_rq_free(&qp->r_rq);
 	vfree(qp->s_wq);
 	kfree(qp->r_wqe);
+	if (qp->state_entry)
+		rdma_user_mmap_entry_remove(qp->state_entry);
+	else
+		vfree(qp->state_page);
 }
 
 /**
@@ -181,6 +197,17 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_qpn;
 	}
 	if (udata) {
+		qp->state_page = vmalloc_user(PAGE_SIZE);
+		if (!qp->state_page) {
+			ret = -ENOMEM;
+			goto err_qpn;
+		}
+		qp->state_page->state = IB_QPS_RESET;
+		ret = rvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
+					    &qp->state_entry,
+					    &resp.state_mmap_offset);
+		if (ret)
+			goto err_qpn;
 		ret = ib_copy_to_udata(udata, &resp,
 				       min(sizeof(resp), udata->outlen));
 		if (ret)
@@ -191,12 +218,17 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_qpn:
 	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
+	synchronize_rcu();
 err_rq:
 	if (!init->srq)
 		rvt_rq_free(&qp->r_rq);
 err_sq:
 	vfree(qp->s_wq);
 	kfree(qp->r_wqe);
+	if (qp->state_entry)
+		rdma_user_mmap_entry_remove(qp->state_entry);
+	else
+		vfree(qp->state_page);
 err_count:
 	atomic_dec(&rdi->n_qps);
 	return ret;
@@ -302,16 +334,32 @@ static void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/* Enter ERR: flush the receive queue and let the engine flush the SQ. */
+static void rvt_qp_enter_error(struct rvt_qp *qp)
+{
+	/*
+	 * Pairs with the barrier a provider places between publishing a
+	 * receive WQE and reading the state page: either this flush sees the
+	 * WQE or the provider sees ERR and has the kernel flush it.
+	 */
+	smp_mb();
+	rvt_qp_flush_rq(qp);
+	if (qp->ibqp.srq)
+		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	rvt_schedule_send(qp);
+}
+
 /**
  * rvt_qp_set_error - move a QP to ERR after a transport error
  * @qp: the QP
+ * @event: the affiliated event to raise, or 0 for none (the requester of
+ *	a failed WQE learns from its completion)
  *
- * Flushes the receive queue and raises IB_EVENT_QP_FATAL; the send engine
- * flushes the send queue.  Any context.
+ * Any context.
  *
  * Return: true if the QP was not already in ERR or RESET.
  */
-bool rvt_qp_set_error(struct rvt_qp *qp)
+bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
 {
 	unsigned long flags;
 	bool changed;
@@ -319,13 +367,13 @@ bool rvt_qp_set_error(struct rvt_qp *qp)
 	spin_lock_irqsave(&qp->s_lock, flags);
 	changed = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
 	if (changed)
-		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		rvt_qp_set_state(qp, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 
 	if (changed) {
-		rvt_qp_flush_rq(qp);
-		rvt_qp_event(qp, IB_EVENT_QP_FATAL);
-		rvt_schedule_send(qp);
+		rvt_qp_enter_error(qp);
+		if (event)
+			rvt_qp_event(qp, event);
 	}
 	return changed;
 }
@@ -380,21 +428,16 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		goto unlock;
 
 	rvt_qp_store_attr(qp, attr, attr_mask);
-	if (new == IB_QPS_RESET && cur != IB_QPS_RESET) {
-		spin_lock_irq(&qp->s_lock);
-		WRITE_ONCE(qp->state, IB_QPS_RESET);
-		spin_unlock_irq(&qp->s_lock);
+	spin_lock_irq(&qp->s_lock);
+	rvt_qp_set_state(qp, new);
+	spin_unlock_irq(&qp->s_lock);
+	if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
 		rvt_qp_quiesce(qp);
-	} else if (new == IB_QPS_ERR) {
-		rvt_qp_set_error(qp);
-	} else {
-		spin_lock_irq(&qp->s_lock);
-		WRITE_ONCE(qp->state, new);
-		spin_unlock_irq(&qp->s_lock);
+	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
+		rvt_qp_enter_error(qp);
+	else if (new == IB_QPS_RTS)
 		/* WQEs posted in SQD, or left by SQE, run again in RTS. */
-		if (new == IB_QPS_RTS)
-			rvt_schedule_send(qp);
-	}
+		rvt_schedule_send(qp);
 unlock:
 	mutex_unlock(&qp->state_mutex);
 	return ret;
@@ -451,7 +494,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
 	spin_lock_irq(&qp->s_lock);
-	WRITE_ONCE(qp->state, IB_QPS_RESET);
+	rvt_qp_set_state(qp, IB_QPS_RESET);
 	spin_unlock_irq(&qp->s_lock);
 
 	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
@@ -577,10 +620,14 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		struct rvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
+		const struct ib_global_route *grh = rdma_ah_read_grh(&ah->attr);
 
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
 		wqe->sl = rdma_ah_get_sl(&ah->attr);
+		wqe->dgid = grh->dgid;
+		wqe->sgid = ah->ibah.sgid_attr ? ah->ibah.sgid_attr->gid :
+						 grh->dgid;
 	}
 
 	if (inline_data) {
@@ -612,6 +659,7 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
+	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	char *inline_data = NULL;
 	unsigned long flags;
@@ -626,8 +674,10 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		ret = rvt_check_send_wr(qp, wr);
 		if (!ret)
 			ret = rvt_send_wr_length(wr, &len);
+		/* A UD message is one packet: no larger than the path MTU. */
 		if (!ret && (qp->ibqp.qp_type == IB_QPT_UD ||
-			     qp->ibqp.qp_type == IB_QPT_GSI) && len > 4096)
+			     qp->ibqp.qp_type == IB_QPT_GSI) &&
+		    len > ib_mtu_enum_to_int(READ_ONCE(rdi->port_mtu)))
 			ret = -EINVAL;
 		if (!ret && is_inline) {
 			if (len > qp->cap.max_inline_data) {

@@ -11,8 +11,14 @@
  * time per QP; it holds no lock while copying.
  */
 
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/jiffies.h>
+#include <linux/udp.h>
 #include <linux/workqueue.h>
+#include <net/checksum.h>
+#include <net/ipv6.h>
+#include <rdma/ib_pack.h>
 
 #include "softrvt.h"
 
@@ -224,7 +230,8 @@ static void rvt_ruc_atomic(struct rvt_qp *sqp, struct rvt_swqe *wqe)
 /* Deliver a receive completion at the responder. */
 static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 				  struct rvt_swqe *wqe, u32 byte_len,
-				  enum ib_wc_status status)
+				  enum ib_wc_status status,
+				  enum rdma_network_type net_type)
 {
 	struct ib_wc wc = {
 		.wr_id = sqp->r_wqe->wr_id,
@@ -245,8 +252,10 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 			wc.wc_flags |= IB_WC_WITH_IMM;
 			wc.ex.imm_data = wqe->imm_data;
 		}
-		if (rvt_is_ud(qp))
-			wc.wc_flags |= IB_WC_GRH;
+		if (rvt_is_ud(qp)) {
+			wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc.network_hdr_type = net_type;
+		}
 	}
 	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.recv_cq), &wc,
 		     status != IB_WC_SUCCESS ||
@@ -265,12 +274,63 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 						 enum ib_wc_status rstatus,
 						 enum ib_wc_status sstatus)
 {
+	enum ib_event_type event;
+
 	if (took_rwqe)
-		rvt_ruc_recv_complete(sqp, qp, wqe, 0, rstatus);
+		rvt_ruc_recv_complete(sqp, qp, wqe, 0, rstatus, 0);
 	if (rvt_is_ud(qp))
 		return IB_WC_SUCCESS;
-	rvt_qp_set_error(qp);
+	/* The responder's affiliated events, IB spec 11.6.3.1. */
+	switch (sstatus) {
+	case IB_WC_REM_ACCESS_ERR:
+		event = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	case IB_WC_REM_INV_REQ_ERR:
+		event = IB_EVENT_QP_REQ_ERR;
+		break;
+	default:
+		event = IB_EVENT_QP_FATAL;
+		break;
+	}
+	rvt_qp_set_error(qp, event);
 	return sqp->ibqp.qp_type == IB_QPT_RC ? sstatus : IB_WC_SUCCESS;
+}
+
+/*
+ * The GRH space of a UD receive buffer, as a RoCEv2 packet would fill it:
+ * an IPv4 header in its last 20 bytes for IPv4 GIDs, else an IPv6 header.
+ */
+static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
+			      enum rdma_network_type *type)
+{
+	memset(grh, 0, RVT_GRH_BYTES);
+	if (ipv6_addr_v4mapped((struct in6_addr *)wqe->sgid.raw)) {
+		struct iphdr *ip4 = (struct iphdr *)(grh + RVT_GRH_BYTES -
+						     sizeof(*ip4));
+
+		ip4->version = 4;
+		ip4->ihl = 5;
+		ip4->ttl = 64;
+		ip4->protocol = IPPROTO_UDP;
+		ip4->tot_len = htons(sizeof(*ip4) + sizeof(struct udphdr) +
+				     IB_BTH_BYTES + IB_DETH_BYTES + len +
+				     sizeof(u32));
+		memcpy(&ip4->saddr, wqe->sgid.raw + 12, sizeof(ip4->saddr));
+		memcpy(&ip4->daddr, wqe->dgid.raw + 12, sizeof(ip4->daddr));
+		ip4->check = ip_fast_csum((u8 *)ip4, ip4->ihl);
+		*type = RDMA_NETWORK_IPV4;
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6->version = 6;
+		ip6->hop_limit = 64;
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->payload_len = htons(sizeof(struct udphdr) + IB_BTH_BYTES +
+					 IB_DETH_BYTES + len + sizeof(u32));
+		memcpy(&ip6->saddr, wqe->sgid.raw, sizeof(ip6->saddr));
+		memcpy(&ip6->daddr, wqe->dgid.raw, sizeof(ip6->daddr));
+		*type = RDMA_NETWORK_IPV6;
+	}
 }
 
 /* Execute @wqe against @qp; the sender's local list is resolved. */
@@ -305,7 +365,8 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM: {
 		u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
-		static const u8 zero_grh[RVT_GRH_BYTES];
+		enum rdma_network_type net_type = RDMA_NETWORK_IB;
+		u8 grh_buf[RVT_GRH_BYTES];
 
 		if (rvt_sge_state_init(&sqp->r_sge, qp->ibqp.pd,
 				       sqp->r_wqe->sg_list,
@@ -323,12 +384,14 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 							  IB_WC_REM_INV_REQ_ERR);
 			return RVT_RUC_DONE;
 		}
-		/* The GRH is not built yet: its space reads as zeroes. */
-		if (grh)
-			rvt_copy_to_sge(&sqp->r_sge, zero_grh, grh);
-		rvt_copy_sge(&sqp->r_sge, &sqp->s_sge, len);
+		if (grh) {
+			rvt_ruc_build_grh(wqe, len, grh_buf, &net_type);
+			rvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
+		}
+		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
 		rvt_sge_state_release(&sqp->r_sge);
-		rvt_ruc_recv_complete(sqp, qp, wqe, grh + len, IB_WC_SUCCESS);
+		rvt_ruc_recv_complete(sqp, qp, wqe, grh + len, IB_WC_SUCCESS,
+				      net_type);
 		return RVT_RUC_DONE;
 	}
 	case IB_WR_RDMA_WRITE:
@@ -341,12 +404,19 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 							  IB_WC_REM_ACCESS_ERR);
 			return RVT_RUC_DONE;
 		}
-		rvt_copy_sge(&sqp->r_sge, &sqp->s_sge, len);
+		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
 		rvt_sge_state_release(&sqp->r_sge);
 		if (need_rwqe)
-			rvt_ruc_recv_complete(sqp, qp, wqe, len, IB_WC_SUCCESS);
+			rvt_ruc_recv_complete(sqp, qp, wqe, len, IB_WC_SUCCESS,
+					      0);
 		return RVT_RUC_DONE;
 	case IB_WR_RDMA_READ:
+		if (!qp->attr.max_dest_rd_atomic) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
+							  0,
+							  IB_WC_REM_INV_REQ_ERR);
+			return RVT_RUC_DONE;
+		}
 		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
 				       IB_ACCESS_REMOTE_READ)) {
 			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
@@ -354,11 +424,12 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 							  IB_WC_REM_ACCESS_ERR);
 			return RVT_RUC_DONE;
 		}
-		rvt_copy_sge(&sqp->s_sge, &sqp->r_sge, len);
+		rvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
 		rvt_sge_state_release(&sqp->r_sge);
 		return RVT_RUC_DONE;
 	default:	/* atomics */
-		if (wqe->remote_addr & (sizeof(u64) - 1)) {
+		if (!qp->attr.max_dest_rd_atomic ||
+		    (wqe->remote_addr & (sizeof(u64) - 1))) {
 			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
 							  0,
 							  IB_WC_REM_INV_REQ_ERR);
@@ -399,6 +470,14 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 	struct rvt_qp *qp;
 	u32 dqpn;
 
+	/* READ and atomics need initiator depth (max_rd_atomic). */
+	if ((wqe->opcode == IB_WR_RDMA_READ ||
+	     wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
+	    !sqp->attr.max_rd_atomic) {
+		*status = IB_WC_LOC_QP_OP_ERR;
+		return RVT_RUC_DONE;
+	}
 	if (rvt_ruc_local_sge(sqp, wqe)) {
 		*status = IB_WC_LOC_PROT_ERR;
 		return RVT_RUC_DONE;
@@ -488,7 +567,7 @@ void rvt_send_work(struct work_struct *work)
 
 		rvt_send_complete(qp, &done, status);
 		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
-			rvt_qp_set_error(qp);
+			rvt_qp_set_error(qp, 0);
 	}
 	rvt_schedule_send(qp);
 }

@@ -49,6 +49,7 @@ int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_init);
 
 /**
  * rvt_sge_state_init_one - a state over one region
@@ -85,6 +86,7 @@ void rvt_sge_state_release(struct rvt_sge_state *ss)
 			rvt_put_mr(ss->sge[i].mr);
 	ss->num_sge = 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_release);
 
 /* Map the next piece at the cursor: no more than @len bytes. */
 static void *rvt_sge_next(struct rvt_sge_state *ss, u32 len, u32 *avail)
@@ -105,14 +107,14 @@ static void rvt_sge_advance(struct rvt_sge_state *ss, u32 len)
 }
 
 /**
- * rvt_copy_sge - copy bytes from one state's cursor to another's
+ * rvt_sge_copy - copy bytes from one state's cursor to another's
  * @dst: where to, cursor advanced
  * @src: where from, cursor advanced
  * @len: bytes; both states must hold that many past their cursors
  *
  * Any context: user pages are mapped with kmap_local_page().
  */
-void rvt_copy_sge(struct rvt_sge_state *dst, struct rvt_sge_state *src,
+void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 		  u32 len)
 {
 	while (len) {
@@ -130,7 +132,7 @@ void rvt_copy_sge(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 		len -= n;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_copy_sge);
+EXPORT_SYMBOL_IF_KUNIT(rvt_sge_copy);
 
 /**
  * rvt_copy_to_sge - copy a kernel buffer to a state's cursor

@@ -47,6 +47,7 @@ struct rvt_dev_info {
 	struct net_device *ndev;
 	struct list_head list;		/* on rvt_devices, under rvt_devices_lock */
 	bool port_active;		/* last state reported; under RTNL */
+	enum ib_mtu port_mtu;		/* from the netdev's MTU */
 
 	atomic_t n_pds;
 	atomic_t n_cqs;
@@ -173,6 +174,8 @@ struct rvt_swqe {
 	u32 remote_qpn;			/* UD */
 	u32 remote_qkey;
 	u8 sl;				/* UD, from the AH */
+	union ib_gid sgid;		/* UD: for the responder's GRH */
+	union ib_gid dgid;
 	u32 num_sge;			/* 0 when the payload is inline */
 	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
 };
@@ -182,8 +185,10 @@ struct rvt_qp {
 	struct rvt_rq r_rq;		/* unused when attached to an SRQ */
 	/* Serialises modify and query; process context. */
 	struct mutex state_mutex;
-	/* Written under state_mutex (modify) or s_lock (the send engine). */
+	/* Written with rvt_qp_set_state() under s_lock; read lock-free. */
 	enum ib_qp_state state;
+	struct softrvt_qp_state *state_page;	/* user QPs: mapped copy */
+	struct rdma_user_mmap_entry *state_entry;
 	struct ib_qp_attr attr;		/* as last modified, for query */
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
@@ -285,7 +290,7 @@ int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
 void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
 			    u64 iova, u32 len);
 void rvt_sge_state_release(struct rvt_sge_state *ss);
-void rvt_copy_sge(struct rvt_sge_state *dst, struct rvt_sge_state *src,
+void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 		  u32 len);
 void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len);
 
@@ -342,7 +347,7 @@ int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 /* qp.c */
 struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn);
 void rvt_put_qp(struct rvt_qp *qp);
-bool rvt_qp_set_error(struct rvt_qp *qp);
+bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event);
 void rvt_qp_flush_rq(struct rvt_qp *qp);
 void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		       enum ib_wc_status status);

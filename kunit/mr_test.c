@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit tests for MR lookup by key and for copies between scatter lists.
+ *
+ * MRs are built by hand in a device that is never registered: the tests
+ * exercise rvt_mr_lookup(), rvt_mr_map() and rvt_sge_copy() exactly as the
+ * send engine calls them.
+ */
+
+#include <kunit/test.h>
+#include <linux/highmem.h>
+#include <linux/slab.h>
+
+#include "softrvt.h"
+
+struct mr_fixture {
+	struct rvt_dev_info *rdi;
+	struct ib_pd kpd;		/* a kernel PD */
+	struct ib_pd upd;		/* a "user" PD: uobject set */
+	struct rvt_mr *mr;		/* index 5, variant 0x3c, pages */
+	struct page *pages[3];
+};
+
+static void mr_fixture_release(void *ctx)
+{
+	struct mr_fixture *f = ctx;
+	int i;
+
+	xa_destroy(&f->rdi->mr_xa);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
+		if (f->pages[i])
+			__free_page(f->pages[i]);
+	kfree(f->mr->pages);
+	kfree(f->mr);
+	kfree(f->rdi);
+}
+
+static struct mr_fixture *mr_setup(struct kunit *test)
+{
+	struct mr_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	struct rvt_mr *mr;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->rdi = kzalloc(sizeof(*f->rdi), GFP_KERNEL);
+	f->mr = kzalloc(sizeof(*f->mr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->rdi);
+	KUNIT_ASSERT_NOT_NULL(test, f->mr);
+	xa_init_flags(&f->rdi->mr_xa, XA_FLAGS_ALLOC1);
+	f->kpd.device = &f->rdi->ibdev;
+	f->upd.device = &f->rdi->ibdev;
+	f->upd.uobject = (void *)&f->upd;	/* only tested for non-NULL */
+
+	mr = f->mr;
+	mr->pages = kcalloc(ARRAY_SIZE(f->pages), sizeof(*mr->pages),
+			    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->pages);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++) {
+		f->pages[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		KUNIT_ASSERT_NOT_NULL(test, f->pages[i]);
+		mr->pages[i] = f->pages[i];
+	}
+	mr->npages = ARRAY_SIZE(f->pages);
+	/* The region starts 100 bytes into its first page. */
+	mr->page_offset = 100;
+	mr->iova = 0x7f0000001000ULL;
+	mr->length = 2 * PAGE_SIZE;
+	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
+	mr->ibmr.pd = &f->upd;
+	mr->ibmr.lkey = (5 << RVT_KEY_INDEX_SHIFT) | 0x3c;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	refcount_set(&mr->refcount, 1);
+	init_completion(&mr->released);
+	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&f->rdi->mr_xa, 5, mr,
+					      GFP_KERNEL)), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							mr_fixture_release,
+							f), 0);
+	return f;
+}
+
+static void mr_lookup_checks_key_pd_access_bounds(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	u32 key = f->mr->ibmr.lkey;
+	u64 iova = f->mr->iova, len = f->mr->length;
+	struct rvt_mr *mr = NULL;
+
+	KUNIT_ASSERT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, len,
+					    IB_ACCESS_LOCAL_WRITE, &mr), 0);
+	KUNIT_EXPECT_PTR_EQ(test, mr, f->mr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 2);
+	rvt_put_mr(mr);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+
+	/* The consumer's key byte must match. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key ^ 1, iova, 1, 0, &mr),
+			-EACCES);
+	/* No MR at that index, and index 0 is not an MR. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key + (1 << 8), iova, 1,
+					    0, &mr), -EACCES);
+	/* Another PD. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, key, iova, 1, 0, &mr),
+			-EACCES);
+	/* Rights the MR was not registered with. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, 8,
+					    IB_ACCESS_REMOTE_WRITE, &mr),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, 8,
+					    IB_ACCESS_REMOTE_READ, &mr), 0);
+	rvt_put_mr(mr);
+	/* Bounds: before, past the end, and a length that wraps. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova - 1, 1, 0, &mr),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + len - 4, 8,
+					    0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + 8, U64_MAX - 4,
+					    0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + len - 8, 8,
+					    0, &mr), 0);
+	rvt_put_mr(mr);
+	/* Every failure left the count alone. */
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+}
+
+static void mr_lookup_local_dma_lkey(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_mr *mr = (void *)1;
+
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, 0, 0xffff888000000000ULL,
+					    64, IB_ACCESS_LOCAL_WRITE, &mr), 0);
+	KUNIT_EXPECT_NULL(test, mr);
+	/* Never for a user PD, never for remote access. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, 0, 0x1000, 64, 0, &mr),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, 0, 0x1000, 64,
+					    IB_ACCESS_REMOTE_READ, &mr),
+			-EACCES);
+}
+
+static void mr_lookup_after_unpublish_fails(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_mr *mr;
+
+	xa_erase(&f->rdi->mr_xa, 5);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
+					    f->mr->iova, 1, 0, &mr), -EACCES);
+	/* A dying MR (count 0) is not handed out either. */
+	xa_store(&f->rdi->mr_xa, 5, f->mr, GFP_KERNEL);
+	refcount_set(&f->mr->refcount, 0);
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
+					    f->mr->iova, 1, 0, &mr), -EACCES);
+	refcount_set(&f->mr->refcount, 1);
+}
+
+/* Fill the MR's bytes with a pattern through the pages directly. */
+static u8 mr_byte(struct mr_fixture *f, u64 off)
+{
+	u64 o = off + f->mr->page_offset;
+	u8 *p = kmap_local_page(f->pages[o >> PAGE_SHIFT]);
+	u8 v = p[offset_in_page(o)];
+
+	kunmap_local(p);
+	return v;
+}
+
+static void copy_sge_across_pages_and_sges(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_sge_state *src, *dst;
+	struct rvt_wqe_sge list[3];
+	const u32 len = PAGE_SIZE + 700;
+	u8 *a, *b;
+	u32 i;
+
+	src = kunit_kzalloc(test, sizeof(*src), GFP_KERNEL);
+	dst = kunit_kzalloc(test, sizeof(*dst), GFP_KERNEL);
+	a = kunit_kmalloc(test, 300, GFP_KERNEL);
+	b = kunit_kmalloc(test, len - 300, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	for (i = 0; i < 300; i++)
+		a[i] = i * 7 + 1;
+	for (i = 0; i < len - 300; i++)
+		b[i] = (i + 300) * 7 + 1;
+
+	/* Source: two kernel buffers with the local DMA lkey. */
+	list[0] = (struct rvt_wqe_sge){ .addr = (uintptr_t)a, .length = 300 };
+	list[1] = (struct rvt_wqe_sge){ .addr = (uintptr_t)b,
+					.length = len - 300 };
+	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(src, &f->kpd, list, 2, 0), 0);
+	KUNIT_EXPECT_EQ(test, src->total_len, len);
+
+	/* Destination: the paged MR from 50 bytes before a page boundary. */
+	list[0] = (struct rvt_wqe_sge){
+		.addr = f->mr->iova + PAGE_SIZE - 100 - 50,
+		.length = len, .lkey = f->mr->ibmr.lkey };
+	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(dst, &f->upd, list, 1,
+						 IB_ACCESS_LOCAL_WRITE), 0);
+	rvt_sge_copy(dst, src, len);
+	for (i = 0; i < len; i++) {
+		u8 got = mr_byte(f, PAGE_SIZE - 150 + i);
+
+		if (got != (u8)(i * 7 + 1)) {
+			KUNIT_FAIL(test, "byte %u: got %u want %u", i, got,
+				   (u8)(i * 7 + 1));
+			break;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, mr_byte(f, PAGE_SIZE - 151), 0);
+	KUNIT_EXPECT_EQ(test, mr_byte(f, PAGE_SIZE - 150 + len), 0);
+	KUNIT_EXPECT_EQ(test, dst->cur, 1);
+	rvt_sge_state_release(src);
+	rvt_sge_state_release(dst);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+}
+
+static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	struct rvt_wqe_sge list[3] = {
+		{ .addr = f->mr->iova, .length = 16, .lkey = f->mr->ibmr.lkey },
+		{ .addr = 0, .length = 0, .lkey = 0xdeadbeef },	/* empty: ok */
+		{ .addr = f->mr->iova, .length = 16, .lkey = 0xdead00 },
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, ss);
+	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 3, 0),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	KUNIT_EXPECT_EQ(test, ss->num_sge, 1);
+	KUNIT_EXPECT_EQ(test, ss->total_len, 16);
+	rvt_sge_state_release(ss);
+	/* More SGEs than any WQE can have. */
+	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list,
+						 RVT_MAX_SGE + 1, 0), -EACCES);
+}
+
+static struct kunit_case softrvt_mr_cases[] = {
+	KUNIT_CASE(mr_lookup_checks_key_pd_access_bounds),
+	KUNIT_CASE(mr_lookup_local_dma_lkey),
+	KUNIT_CASE(mr_lookup_after_unpublish_fails),
+	KUNIT_CASE(copy_sge_across_pages_and_sges),
+	KUNIT_CASE(sge_state_init_bad_key_holds_nothing),
+	{}
+};
+
+static struct kunit_suite softrvt_mr_suite = {
+	.name = "softrvt_mr",
+	.test_cases = softrvt_mr_cases,
+};
+
+kunit_test_suites(&softrvt_mr_suite);
