@@ -64,7 +64,7 @@ static struct mr_fixture *mr_setup(struct kunit *test)
 	/* The region starts 100 bytes into its first page. */
 	mr->page_offset = 100;
 	mr->iova = 0x7f0000001000ULL;
-	mr->length = 2 * PAGE_SIZE;
+	mr->length = 3 * PAGE_SIZE - 100;
 	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
 	mr->ibmr.pd = &f->upd;
 	mr->ibmr.lkey = (5 << RVT_KEY_INDEX_SHIFT) | 0x3c;

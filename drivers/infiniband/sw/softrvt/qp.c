@@ -322,7 +322,12 @@ void rvt_qp_flush_rq(struct rvt_qp *qp)
 		rvt_cq_enter(cq, &wc, true);
 }
 
-static void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
+/**
+ * rvt_qp_event - raise an affiliated asynchronous event on a QP
+ * @qp: the QP
+ * @type: the event
+ */
+void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -378,6 +383,24 @@ bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
 	return changed;
 }
 
+/**
+ * rvt_qp_set_sq_error - stop a UC or UD send queue after a send error
+ * @qp: the QP
+ *
+ * The QP moves to SQE: the send engine flushes the WQEs left, receives go
+ * on.  Any context.
+ */
+void rvt_qp_set_sq_error(struct rvt_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
+		rvt_qp_set_state(qp, IB_QPS_SQE);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rvt_schedule_send(qp);
+}
+
 /* Stop the send engine and drop every WQE, for RESET and destroy. */
 static void rvt_qp_quiesce(struct rvt_qp *qp)
 {
@@ -386,7 +409,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;
-	qp->s_rnr_started = false;
+	qp->s_retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
 	if (!qp->ibqp.srq)
 		rvt_rq_reset(&qp->r_rq);
@@ -430,8 +453,12 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	rvt_qp_store_attr(qp, attr, attr_mask);
 	spin_lock_irq(&qp->s_lock);
 	rvt_qp_set_state(qp, new);
+	/* The engine raises SQ_DRAINED once the WQE in flight is done. */
+	qp->s_draining = new == IB_QPS_SQD && cur != IB_QPS_SQD;
 	spin_unlock_irq(&qp->s_lock);
-	if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
+	if (new == IB_QPS_SQD)
+		rvt_schedule_send(qp);
+	else if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
 		rvt_qp_quiesce(qp);
 	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
 		rvt_qp_enter_error(qp);
@@ -651,7 +678,7 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
  *
  * Each WR is checked and copied into the send queue; the send engine then
  * runs them in order.  Allowed in RTS, in SQD (run after the return to
- * RTS) and in ERR (flushed).  Any context for kernel QPs.
+ * RTS), and in SQE and ERR (flushed).  Any context for kernel QPs.
  *
  * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
  * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
@@ -697,8 +724,8 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		spin_lock_irqsave(&qp->s_lock, flags);
 		state = qp->state;
 		next = qp->s_head + 1 == qp->s_size ? 0 : qp->s_head + 1;
-		if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
-		    state != IB_QPS_ERR)
+		if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+		    state == IB_QPS_RTR)
 			ret = -EINVAL;
 		else if (next == qp->s_tail)
 			ret = -ENOMEM;

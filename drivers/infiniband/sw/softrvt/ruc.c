@@ -42,7 +42,20 @@ static const u32 rvt_rnr_usec[32] = {
 enum rvt_ruc_result {
 	RVT_RUC_DONE,		/* complete the WQE with the status given */
 	RVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
+	RVT_RUC_RETRY,		/* no RC responder would answer: time out */
 };
+
+/*
+ * The local ACK timeout: 4.096 us << timeout (IB spec 9.7.6.1.3), where 0
+ * means "wait for ever"; softrvt then waits the longest one, about 2.4 h
+ * rather than never giving up.
+ */
+static unsigned long rvt_ack_timeout(u8 timeout)
+{
+	u64 ns = 4096ULL << (timeout ? min_t(u8, timeout, 31) : 31);
+
+	return max(nsecs_to_jiffies(ns), 1UL);
+}
 
 /**
  * rvt_ruc_init - create the engine's workqueue
@@ -162,7 +175,9 @@ static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 qkey;
 
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS)
+	/* The receive side works in every state from RTR to SQE. */
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return false;
 	if (!rvt_is_ud(sqp))
 		return qp->ibqp.qp_type == sqp->ibqp.qp_type &&
@@ -457,8 +472,9 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
  *
  * Process context, from the requester's send engine.
  *
- * Return: RVT_RUC_DONE, or RVT_RUC_RNR when an RC responder had no receive
- * WQE posted; nothing was consumed then.
+ * Return: RVT_RUC_DONE; RVT_RUC_RNR when an RC responder had no receive
+ * WQE posted, RVT_RUC_RETRY when there is no RC responder to answer:
+ * nothing was consumed then.
  */
 static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 					    struct rvt_swqe *wqe,
@@ -492,9 +508,14 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 	dqpn = rvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
 	qp = rvt_lookup_qpn(rdi, dqpn);
 	if (!qp || !rvt_ruc_peer_ok(sqp, qp, wqe)) {
-		/* Nobody acknowledges: RC retries run out, UC and UD drop. */
-		*status = sqp->ibqp.qp_type == IB_QPT_RC ?
-			  IB_WC_RETRY_EXC_ERR : IB_WC_SUCCESS;
+		/*
+		 * Nobody would acknowledge: an RC requester times out and
+		 * retries (the peer may still be on its way to RTR); UC and
+		 * UD packets are simply lost.
+		 */
+		*status = IB_WC_SUCCESS;
+		if (sqp->ibqp.qp_type == IB_QPT_RC)
+			res = RVT_RUC_RETRY;
 	} else {
 		res = rvt_ruc_execute(sqp, qp, wqe, status);
 		*rnr_timer = qp->attr.min_rnr_timer;
@@ -528,13 +549,21 @@ void rvt_send_work(struct work_struct *work)
 		spin_lock_irq(&qp->s_lock);
 		state = qp->state;
 		if (qp->s_tail == qp->s_head ||
-		    (state != IB_QPS_RTS && state != IB_QPS_ERR)) {
+		    (state != IB_QPS_RTS && state != IB_QPS_ERR &&
+		     state != IB_QPS_SQE)) {
+			/* The WQE in flight, if any, is done: SQD is reached. */
+			bool drained = state == IB_QPS_SQD && qp->s_draining;
+
+			qp->s_draining = false;
 			spin_unlock_irq(&qp->s_lock);
+			if (drained)
+				rvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
 			return;
 		}
-		if (!qp->s_rnr_started) {
+		if (!qp->s_retry_loaded) {
 			qp->s_rnr_retry = qp->attr.rnr_retry;
-			qp->s_rnr_started = true;
+			qp->s_retry = qp->attr.retry_cnt;
+			qp->s_retry_loaded = true;
 		}
 		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
 		spin_unlock_irq(&qp->s_lock);
@@ -558,16 +587,37 @@ void rvt_send_work(struct work_struct *work)
 				return;
 			}
 			status = IB_WC_RNR_RETRY_EXC_ERR;
+		} else if (res == RVT_RUC_RETRY) {
+			if (qp->state != IB_QPS_RTS) {
+				spin_unlock_irq(&qp->s_lock);
+				continue;
+			}
+			if (qp->s_retry) {
+				qp->s_retry--;
+				mod_timer(&qp->rnr_timer, jiffies +
+					  rvt_ack_timeout(qp->attr.timeout));
+				spin_unlock_irq(&qp->s_lock);
+				return;
+			}
+			status = IB_WC_RETRY_EXC_ERR;
 		}
 		/* Copy what the completion needs: the slot is reused now. */
 		done = *wqe;
 		qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
-		qp->s_rnr_started = false;
+		qp->s_retry_loaded = false;
 		spin_unlock_irq(&qp->s_lock);
 
 		rvt_send_complete(qp, &done, status);
-		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+		if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
+			continue;
+		/*
+		 * An RC error breaks the connection; on UC and UD only the
+		 * send queue stops (SQE), until the consumer moves it to RTS.
+		 */
+		if (qp->ibqp.qp_type == IB_QPT_RC)
 			rvt_qp_set_error(qp, 0);
+		else
+			rvt_qp_set_sq_error(qp);
 	}
 	rvt_schedule_send(qp);
 }

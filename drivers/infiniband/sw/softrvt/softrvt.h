@@ -201,9 +201,11 @@ struct rvt_qp {
 	u32 s_head;
 	u32 s_tail;
 	u8 s_rnr_retry;			/* RNR retries left for the WQE at s_tail */
-	bool s_rnr_started;		/* s_rnr_retry is loaded for that WQE */
+	u8 s_retry;			/* timeout retries left for that WQE */
+	bool s_retry_loaded;		/* both counters are loaded for it */
+	bool s_draining;		/* SQD entered, SQ_DRAINED not raised yet */
 	struct work_struct send_work;	/* the send engine, see ruc.c */
-	struct timer_list rnr_timer;
+	struct timer_list rnr_timer;	/* RNR and ACK timeout waits */
 	/* Engine scratch, used only by this QP's send_work. */
 	struct rvt_sge_state s_sge;
 	struct rvt_sge_state r_sge;
@@ -348,6 +350,8 @@ int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn);
 void rvt_put_qp(struct rvt_qp *qp);
 bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event);
+void rvt_qp_set_sq_error(struct rvt_qp *qp);
+void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type);
 void rvt_qp_flush_rq(struct rvt_qp *qp);
 void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		       enum ib_wc_status status);
