@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * RoCEv2 transport headers: the IBA base and extended transport headers
+ * (IBA vol. 1, 9.2 to 9.5) carried in UDP to port 4791 (annex A17).
+ * All fields are big endian on the wire.
+ */
+#ifndef SOFTRVT_HDR_H
+#define SOFTRVT_HDR_H
+
+#include <linux/types.h>
+#include <rdma/ib_pack.h>
+
+#define RVT_ROCE_V2_UDP_DPORT	4791
+#define RVT_ICRC_BYTES		4
+
+struct rvt_bth {
+	u8 opcode;
+	u8 flags;			/* SE:1 MigReq:1 PadCnt:2 TVer:4 */
+	__be16 pkey;
+	__be32 qpn;			/* FECN:1 BECN:1 resv:6 DestQP:24 */
+	__be32 apsn;			/* AckReq:1 resv:7 PSN:24 */
+};
+
+struct rvt_reth {
+	__be64 va;
+	__be32 rkey;
+	__be32 len;
+} __packed;
+
+struct rvt_aeth {
+	__be32 smsn;			/* Syndrome:8 MSN:24 */
+};
+
+struct rvt_deth {
+	__be32 qkey;
+	__be32 sqp;			/* resv:8 SrcQP:24 */
+};
+
+struct rvt_atmeth {
+	__be64 va;
+	__be32 rkey;
+	__be64 swap_add;
+	__be64 compare;
+} __packed;
+
+struct rvt_atmack {
+	__be64 orig;
+} __packed;
+
+#define RVT_BTH_SE		0x80
+#define RVT_BTH_MIG		0x40
+#define RVT_BTH_PAD_SHIFT	4
+#define RVT_BTH_PAD_MASK	0x30
+#define RVT_BTH_TVER_MASK	0x0f
+#define RVT_BTH_ACKREQ		0x80000000
+#define RVT_BTH_QPN_MASK	0x00ffffff
+#define RVT_BTH_PSN_MASK	0x00ffffff
+
+/* Which headers follow the BTH, for each opcode (rvt_opcode_info()). */
+enum {
+	RVT_HDR_RETH	= BIT(0),
+	RVT_HDR_AETH	= BIT(1),
+	RVT_HDR_DETH	= BIT(2),
+	RVT_HDR_IMMDT	= BIT(3),
+	RVT_HDR_IETH	= BIT(4),
+	RVT_HDR_ATMETH	= BIT(5),
+	RVT_HDR_ATMACK	= BIT(6),
+	RVT_HDR_PAYLOAD	= BIT(7),	/* may carry payload */
+};
+
+/* A parsed transport packet: offsets from the start of the BTH. */
+struct rvt_pkt {
+	u8 opcode;
+	u16 mask;			/* RVT_HDR_* present */
+	u32 qpn;
+	u32 psn;
+	u16 pkey;
+	u8 pad;
+	bool se;
+	bool ackreq;
+	u16 hdr_len;			/* BTH and extended headers */
+	u32 payload_len;		/* without pad and ICRC */
+};
+
+/* 24-bit PSN arithmetic: the sign of a - b across the wrap. */
+static inline int rvt_psn_cmp(u32 a, u32 b)
+{
+	return ((int)((a - b) << 8)) >> 8;
+}
+
+static inline u32 rvt_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & RVT_BTH_PSN_MASK;
+}
+
+int rvt_opcode_info(u8 opcode, u16 *mask);
+int rvt_hdr_len(u16 mask);
+int rvt_parse_bth(const void *buf, u32 len, struct rvt_pkt *pkt);
+void rvt_build_bth(struct rvt_bth *bth, u8 opcode, bool se, u8 pad, u16 pkey,
+		   u32 qpn, bool ackreq, u32 psn);
+
+#endif /* SOFTRVT_HDR_H */
