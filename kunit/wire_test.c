@@ -5,9 +5,110 @@
  */
 
 #include <kunit/test.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/slab.h>
+#include <linux/udp.h>
+#include <linux/unaligned.h>
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "rxe_vectors.h"
+
+static u32 l3_len(const struct rxe_vector *v)
+{
+	return v->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+}
+
+/* Our ICRC of rxe's packets is the one rxe put on the wire. */
+static void icrc_matches_rxe(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
+		const struct rxe_vector *v = &rxe_vectors[i];
+		u32 len = v->len - RVT_ICRC_BYTES;
+
+		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(v->data, v->ipv6, len),
+				    get_unaligned_le32(v->data + len),
+				    "vector %d (%s)", i, v->name);
+	}
+}
+
+/*
+ * Fields routers rewrite do not change the ICRC; anything else does.
+ * Each case flips one byte of a copy of every vector.
+ */
+static void icrc_covers_the_invariant_fields(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
+		const struct rxe_vector *v = &rxe_vectors[i];
+		u32 len = v->len - RVT_ICRC_BYTES, l3 = l3_len(v);
+		u32 want = get_unaligned_le32(v->data + len);
+		u32 bth = l3 + sizeof(struct udphdr);
+		u8 *p = kunit_kmalloc(test, v->len, GFP_KERNEL);
+
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		memcpy(p, v->data, v->len);
+		if (v->ipv6) {
+			p[0] ^= 0x0f;	/* traffic class, low half */
+			p[1] ^= 0xff;	/* traffic class, flow label */
+			p[7] ^= 0xff;	/* hop limit */
+		} else {
+			p[1] ^= 0xff;	/* TOS */
+			p[8] ^= 0xff;	/* TTL */
+			p[10] ^= 0xff;	/* header checksum */
+		}
+		p[l3 + 6] ^= 0xff;	/* UDP checksum */
+		p[bth + 4] ^= 0xc0;	/* FECN, BECN */
+		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(p, v->ipv6, len), want,
+				    "vector %d: masked fields", i);
+
+		memcpy(p, v->data, v->len);
+		p[bth + 7] ^= 0x01;	/* destination QP */
+		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		memcpy(p, v->data, v->len);
+		p[len - 1] ^= 0x80;	/* last payload byte */
+		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		memcpy(p, v->data, v->len);
+		p[l3 + 2] ^= 0x01;	/* UDP destination port */
+		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		/* Too short to hold the headers. */
+		KUNIT_EXPECT_EQ(test, rvt_icrc(v->data, v->ipv6, bth + 11), 0);
+	}
+}
+
+/* rxe's packets parse into what the pingpong programs sent. */
+static void parse_rxe_packets(struct kunit *test)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
+		const struct rxe_vector *v = &rxe_vectors[i];
+		u32 off = l3_len(v) + sizeof(struct udphdr);
+		struct rvt_pkt pkt;
+		bool ud = v->name[0] == 'u';
+
+		KUNIT_ASSERT_EQ(test, rvt_parse_bth(v->data + off, v->len - off,
+						    &pkt), 0);
+		KUNIT_EXPECT_EQ(test, get_unaligned_be16(v->data + l3_len(v) + 2),
+				RVT_ROCE_V2_UDP_DPORT);
+		KUNIT_EXPECT_EQ(test, pkt.opcode, ud ?
+				IB_OPCODE_UD | IB_OPCODE_SEND_ONLY :
+				IB_OPCODE_RC | IB_OPCODE_SEND_ONLY);
+		KUNIT_EXPECT_EQ(test, pkt.qpn, 0x11);
+		KUNIT_EXPECT_EQ(test, pkt.pkey, 0xffff);
+		KUNIT_EXPECT_EQ(test, pkt.payload_len, 64);
+		KUNIT_EXPECT_EQ(test, pkt.hdr_len, ud ? 20 : 12);
+		KUNIT_EXPECT_EQ(test, pkt.ackreq, !ud);
+		if (ud)	/* the pingpongs' Q_Key */
+			KUNIT_EXPECT_EQ(test,
+					get_unaligned_be32(v->data + off + 12),
+					0x11111111);
+	}
+}
 
 static void bth_round_trip(struct kunit *test)
 {
@@ -147,6 +248,9 @@ static void psn_arithmetic_wraps(struct kunit *test)
 }
 
 static struct kunit_case softrvt_wire_cases[] = {
+	KUNIT_CASE(icrc_matches_rxe),
+	KUNIT_CASE(icrc_covers_the_invariant_fields),
+	KUNIT_CASE(parse_rxe_packets),
 	KUNIT_CASE(bth_round_trip),
 	KUNIT_CASE(header_lengths),
 	KUNIT_CASE(malformed_packets_rejected),
