@@ -95,5 +95,18 @@ else
 	fail "verbs_ops: binary built"
 fi
 
+# rdma-core's pyverbs tests, one module a process.
+scripts/guest/pyverbs-tests.sh test_device test_pd test_mr test_cq \
+	test_cq_events test_srq test_qp test_atomic test_rdmacm |
+while read -r tag module rc summary; do
+	[ "$tag" = PYVERBS ] || continue
+	if [ "$rc" = 0 ] && [ "${summary#OK}" != "$summary" ]; then
+		pass "pyverbs: $module $summary"
+	else
+		tail -n 30 "$OUT/pyverbs/$module.log"
+		fail "pyverbs: $module (rc $rc) $summary"
+	fi
+done
+
 ip link set v0 mtu 1500
 ip link set v1 mtu 1500

@@ -224,8 +224,7 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 					    &new.mmap_entry, &resp.mmap_offset);
 		/* Answer before the swap: after it, failing would lose the CQ. */
 		if (!ret)
-			ret = ib_copy_to_udata(udata, &resp,
-					       min(sizeof(resp), udata->outlen));
+			ret = rvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto out;
 	}
@@ -301,8 +300,7 @@ int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 					    &resp.mmap_offset);
 		if (ret)
 			goto err_ring;
-		ret = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_ring;
 	}

@@ -208,8 +208,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 					    &resp.state_mmap_offset);
 		if (ret)
 			goto err_qpn;
-		ret = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_qpn;
 	}
@@ -591,31 +590,32 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 }
 
 /*
- * Gather the inline payload of a WR into @buf.  A user QP's SGEs hold user
- * addresses, copied here before any lock is taken since that may fault.
+ * Gather the inline payload of a user QP's WR into @buf.  Its SGEs hold
+ * user addresses: this runs before any lock is taken, since it may fault.
  */
-static int rvt_gather_inline(struct rvt_qp *qp, const struct ib_send_wr *wr,
-			     char *buf)
+static int rvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
 {
 	int i;
 
 	for (i = 0; i < wr->num_sge; i++) {
 		const struct ib_sge *sge = &wr->sg_list[i];
 
-		if (!qp->ibqp.uobject)
-			memcpy(buf, (void *)(uintptr_t)sge->addr, sge->length);
-		else if (copy_from_user(buf, u64_to_user_ptr(sge->addr),
-					sge->length))
+		if (copy_from_user(buf, u64_to_user_ptr(sge->addr),
+				   sge->length))
 			return -EFAULT;
 		buf += sge->length;
 	}
 	return 0;
 }
 
-/* Fill a send queue slot from @wr, with its inline payload if any. */
+/*
+ * Fill a send queue slot from @wr.  An inline payload comes from
+ * @user_inline for a user QP; a kernel QP's SGEs hold kernel addresses,
+ * gathered straight into the slot.
+ */
 static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 			  const struct ib_send_wr *wr, u32 len,
-			  const char *inline_data)
+			  bool is_inline, const char *user_inline)
 {
 	int i;
 
@@ -657,8 +657,18 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 						 grh->dgid;
 	}
 
-	if (inline_data) {
-		memcpy(wqe->sg_list, inline_data, len);
+	if (is_inline) {
+		char *p = (char *)wqe->sg_list;
+
+		if (user_inline) {
+			memcpy(p, user_inline, len);
+		} else {
+			for (i = 0; i < wr->num_sge; i++) {
+				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+				p += wr->sg_list[i].length;
+			}
+		}
 		wqe->num_sge = 0;
 		return;
 	}
@@ -688,7 +698,7 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
-	char *inline_data = NULL;
+	char *user_inline = NULL;
 	unsigned long flags;
 	int ret = 0;
 
@@ -706,17 +716,14 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			     qp->ibqp.qp_type == IB_QPT_GSI) &&
 		    len > ib_mtu_enum_to_int(READ_ONCE(rdi->port_mtu)))
 			ret = -EINVAL;
-		if (!ret && is_inline) {
-			if (len > qp->cap.max_inline_data) {
-				ret = -EINVAL;
-			} else {
-				if (!inline_data)
-					inline_data = kmalloc(RVT_MAX_INLINE,
-							      GFP_ATOMIC);
-				ret = inline_data ?
-				      rvt_gather_inline(qp, wr, inline_data) :
-				      -ENOMEM;
-			}
+		if (!ret && is_inline && len > qp->cap.max_inline_data)
+			ret = -EINVAL;
+		/* User QPs post from the uverbs write path: process context. */
+		if (!ret && is_inline && ibqp->uobject) {
+			if (!user_inline)
+				user_inline = kmalloc(RVT_MAX_INLINE, GFP_KERNEL);
+			ret = user_inline ?
+			      rvt_gather_user_inline(wr, user_inline) : -ENOMEM;
 		}
 		if (ret)
 			break;
@@ -731,14 +738,14 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			ret = -ENOMEM;
 		else
 			rvt_fill_swqe(qp, rvt_get_swqe_ptr(qp, qp->s_head), wr,
-				      len, is_inline ? inline_data : NULL);
+				      len, is_inline, user_inline);
 		if (!ret)
 			qp->s_head = next;
 		spin_unlock_irqrestore(&qp->s_lock, flags);
 		if (ret)
 			break;
 	}
-	kfree(inline_data);
+	kfree(user_inline);
 	if (ret)
 		*bad_wr = wr;
 	rvt_schedule_send(qp);

@@ -251,6 +251,16 @@ static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct rvt_qp, ibqp);
 }
 
+/*
+ * Answer a verb with as much of @resp as the caller's buffer takes: an
+ * older provider may know a shorter response.
+ */
+static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
+				size_t len)
+{
+	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
+}
+
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
 

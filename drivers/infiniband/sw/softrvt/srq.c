@@ -230,8 +230,7 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 					    &resp.mmap_offset);
 		if (ret)
 			goto err_ring;
-		ret = ib_copy_to_udata(udata, &resp,
-				       min(sizeof(resp), udata->outlen));
+		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_ring;
 	}
