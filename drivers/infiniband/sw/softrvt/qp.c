@@ -171,7 +171,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			    GFP_KERNEL);
 	if (!qp->s_wq || !qp->r_wqe) {
 		ret = -ENOMEM;
-		goto err_sq;
+		goto err_queues;
 	}
 
 	if (init->srq) {
@@ -181,12 +181,12 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = rvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
 				  init->cap.max_recv_sge, !!udata);
 		if (ret)
-			goto err_sq;
+			goto err_queues;
 	}
 
 	ret = rvt_qp_alloc_qpn(rdi, qp, init->qp_type);
 	if (ret)
-		goto err_rq;
+		goto err_queues;
 
 	if (udata && !init->srq) {
 		ret = rvt_mmap_entry_create(udata, qp->r_rq.wq,
@@ -218,16 +218,9 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 err_qpn:
 	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
 	synchronize_rcu();
-err_rq:
-	if (!init->srq)
-		rvt_rq_free(&qp->r_rq);
-err_sq:
-	vfree(qp->s_wq);
-	kfree(qp->r_wqe);
-	if (qp->state_entry)
-		rdma_user_mmap_entry_remove(qp->state_entry);
-	else
-		vfree(qp->state_page);
+err_queues:
+	/* The QP came zeroed: what was not allocated is NULL. */
+	rvt_qp_free_queues(qp);
 err_count:
 	atomic_dec(&rdi->n_qps);
 	return ret;
