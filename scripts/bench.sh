@@ -13,12 +13,13 @@ kdir=$("$TOP/scripts/build-kernel.sh" release)
 "$TOP/scripts/build-provider.sh" > /dev/null
 make -s -C "$TOP/tests"
 
-# Modules for this kernel are built from a copy, so the debug kernel's
-# modules in the tree stay as they are.
+# Modules for this kernel are built from a clean copy of the sources, so
+# the debug kernel's objects in the tree neither leak in nor get replaced.
 src=$CACHE/bench-src
+rm -rf "$src"
 mkdir -p "$src"
-rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-	"$TOP/Kbuild" "$TOP/drivers" "$TOP/include" "$TOP/kunit" "$src/"
+(cd "$TOP" && git ls-files -z -- Kbuild drivers include kunit |
+	xargs -0 tar -c) | tar -x -C "$src"
 make -s -C "$kdir" M="$src" modules
 
 out=${BENCH_OUT:-$CACHE/bench-last}

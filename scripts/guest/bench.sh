@@ -23,8 +23,8 @@ sleep 1
 
 echo "kernel: $(uname -r) $(uname -v), built without debug options"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc) (QEMU -cpu max)"
-echo "perftest figures of n/a: its clock calibration failed in this run;"
-echo "the pingpong rows time themselves and always hold."
+echo "A perftest figure of n/a means its clock calibration failed three"
+echo "times; the pingpong rows time themselves and always hold."
 
 listening() { ss -ltn 2>/dev/null | grep -q ":18515 "; }
 
