@@ -174,4 +174,7 @@ check_deps "$so"
 mkdir -p "$out"
 cp "$so" "$out/lib$PROVIDER.so.new"
 mv "$out/lib$PROVIDER.so.new" "$out/lib$PROVIDER.so"
+# For an installation: the .so next to libibverbs' other providers and
+# this file in /etc/libibverbs.d/.
+echo "driver softrvt" > "$out/softrvt.driver"
 echo "$out"
