@@ -322,6 +322,7 @@ struct producer {
 	u64 id_base;
 	int posted;
 	int errors;
+	bool stop;			/* set if the consumer gave up */
 	struct completion done;
 };
 
@@ -332,7 +333,7 @@ static int producer_fn(void *arg)
 	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
 	const struct ib_recv_wr *bad;
 
-	while (pr->posted < STRESS_PER_PRODUCER) {
+	while (pr->posted < STRESS_PER_PRODUCER && !READ_ONCE(pr->stop)) {
 		int ret;
 
 		wr.wr_id = pr->id_base + pr->posted;
@@ -347,38 +348,56 @@ static int producer_fn(void *arg)
 		else
 			pr->posted++;
 	}
-	complete(&pr->done);
+	complete_all(&pr->done);
 	return 0;
+}
+
+/* Runs before the SRQ is freed, even when an assertion ends the test. */
+static void producers_stop(void *ctx)
+{
+	struct producer *pr = ctx;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		WRITE_ONCE(pr[i].stop, true);
+	for (i = 0; i < 2; i++)
+		if (pr[i].srq)
+			wait_for_completion(&pr[i].done);
 }
 
 static void two_cpus_post_while_draining(struct kunit *test)
 {
 	struct srq_fixture *f = srq_setup(test, 64, false);
 	struct producer *pr = kunit_kcalloc(test, 2, sizeof(*pr), GFP_KERNEL);
-	int next[2] = { 0, 0 }, got = 0, idle = 0, i;
+	int next[2] = { 0, 0 }, got = 0, i;
+	unsigned long deadline;
 
 	KUNIT_ASSERT_NOT_NULL(test, pr);
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "needs two CPUs");
 
+	for (i = 0; i < 2; i++)
+		init_completion(&pr[i].done);
+	KUNIT_ASSERT_EQ(test, kunit_add_action(test, producers_stop, pr), 0);
 	for (i = 0; i < 2; i++) {
 		struct task_struct *t;
 
-		pr[i].srq = f->srq;
 		pr[i].id_base = (u64)(i + 1) << 32;
-		init_completion(&pr[i].done);
 		t = kthread_create_on_cpu(producer_fn, &pr[i], i,
 					  "softrvt_kunit/%u");
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+		/* Only a started producer is waited for. */
+		pr[i].srq = f->srq;
 		wake_up_process(t);
 	}
 
-	while (got < 2 * STRESS_PER_PRODUCER && idle < 1000000) {
+	/* Generous: producers may be starved for long on a loaded host. */
+	deadline = jiffies + 60 * HZ;
+	while (got < 2 * STRESS_PER_PRODUCER && time_before(jiffies, deadline)) {
 		int ret = rvt_srq_get_rwqe(f->srq, f->wqe);
 		u64 id, who, seq;
 
 		if (ret == -ENOENT) {
-			idle++;
 			cond_resched();
 			continue;
 		}
