@@ -4,7 +4,38 @@
  * GID attribute for the AH's life; softrvt keeps a copy of the attributes.
  */
 
+#include <rdma/ib_cache.h>
+
 #include "softrvt.h"
+
+/**
+ * rvt_av_init - the RoCEv2 path that AH attributes describe
+ * @rdi: the device
+ * @attr: AH attributes with a GRH
+ * @sgid_attr: the source GID's attribute, held by the caller
+ * @av: filled in
+ *
+ * Return: whether the destination GID is one of this device's, so that
+ * the same-device path applies.
+ */
+bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
+		 const struct ib_gid_attr *sgid_attr, struct rvt_av *av)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+	const struct ib_gid_attr *found;
+
+	av->dgid = grh->dgid;
+	av->sgid = sgid_attr ? sgid_attr->gid : grh->dgid;
+	av->flow_label = grh->flow_label;
+	av->traffic_class = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	found = rdma_find_gid_by_port(&rdi->ibdev, &grh->dgid,
+				      IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(found))
+		return false;
+	rdma_put_gid_attr(found);
+	return true;
+}
 
 /**
  * rvt_create_ah - create an address handle (ib_device_ops.create_ah)
@@ -29,6 +60,7 @@ int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return -ENOMEM;
 	}
 	ah->attr = *attr;
+	ah->local = rvt_av_init(rdi, attr, ibah->sgid_attr, &ah->av);
 	return 0;
 }
 

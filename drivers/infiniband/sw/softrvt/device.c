@@ -183,10 +183,73 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
 
 	rvt_forget_dev(rdi);
+	rvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));
 	WARN_ON(!xa_empty(&rdi->mr_xa));
 	xa_destroy(&rdi->qp_xa);
 	xa_destroy(&rdi->mr_xa);
+}
+
+static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
+	[RVT_CNT_TX_PACKETS].name = "tx_packets",
+	[RVT_CNT_TX_BYTES].name = "tx_bytes",
+	[RVT_CNT_RX_PACKETS].name = "rx_packets",
+	[RVT_CNT_RX_BYTES].name = "rx_bytes",
+	[RVT_CNT_RETRANSMITS].name = "retransmits",
+	[RVT_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[RVT_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[RVT_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[RVT_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[RVT_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[RVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
+	[RVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
+	[RVT_CNT_DUP_REQUESTS].name = "dup_requests",
+	[RVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
+	[RVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
+	[RVT_CNT_DROP_NO_QP].name = "drop_no_qp",
+	[RVT_CNT_DROP_BAD_TRANSPORT].name = "drop_bad_transport",
+	[RVT_CNT_DROP_QUEUE_FULL].name = "drop_queue_full",
+	[RVT_CNT_DROP_BAD_STATE].name = "drop_bad_state",
+	[RVT_CNT_DROP_BAD_QKEY].name = "drop_bad_qkey",
+	[RVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
+	[RVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
+	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
+};
+
+/**
+ * rvt_alloc_hw_port_stats - describe the port counters
+ * (ib_device_ops.alloc_hw_port_stats)
+ * @ibdev: the device
+ * @port_num: 1
+ *
+ * Return: the counters' descriptions, or NULL.
+ */
+static struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
+						     u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * rvt_get_hw_stats - read the counters (ib_device_ops.get_hw_stats)
+ * @ibdev: the device
+ * @stats: filled in
+ * @port_num: 1
+ * @index: the first counter wanted; all are read
+ *
+ * Return: the number of counters filled.
+ */
+static int rvt_get_hw_stats(struct ib_device *ibdev,
+			    struct rdma_hw_stats *stats, u32 port_num,
+			    int index)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
+	int i;
+
+	for (i = 0; i < RVT_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&rdi->counters[i]);
+	return RVT_CNT_MAX;
 }
 
 static const struct ib_device_ops rvt_dev_ops = {
@@ -194,6 +257,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SOFTRVT_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = rvt_alloc_hw_port_stats,
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.create_ah = rvt_create_ah,
@@ -210,6 +274,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
 	.get_dma_mr = rvt_get_dma_mr,
+	.get_hw_stats = rvt_get_hw_stats,
 	.get_link_layer = rvt_get_link_layer,
 	.get_port_immutable = rvt_get_port_immutable,
 	.mmap = rvt_mmap,

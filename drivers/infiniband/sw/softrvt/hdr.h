@@ -56,6 +56,20 @@ struct rvt_atmack {
 #define RVT_BTH_QPN_MASK	0x00ffffff
 #define RVT_BTH_PSN_MASK	0x00ffffff
 
+/* AETH syndromes, IBA 9.7.5.2.2. */
+#define RVT_AETH_TYPE_MASK	0x60
+#define RVT_AETH_ACK		0x00
+#define RVT_AETH_RNR_NAK	0x20
+#define RVT_AETH_NAK		0x60
+#define RVT_AETH_VALUE_MASK	0x1f
+#define RVT_NAK_PSN_SEQ		0
+#define RVT_NAK_INV_REQ		1
+#define RVT_NAK_REM_ACCESS	2
+#define RVT_NAK_REM_OP		3
+#define RVT_NAK_INV_RD_REQ	4
+/* Credits field of an ACK that does not use end-to-end flow control. */
+#define RVT_AETH_NO_CREDIT	0x1f
+
 /* Which headers follow the BTH, for each opcode (rvt_opcode_info()). */
 enum {
 	RVT_HDR_RETH	= BIT(0),
@@ -80,6 +94,7 @@ struct rvt_pkt {
 	bool ackreq;
 	u16 hdr_len;			/* BTH and extended headers */
 	u32 payload_len;		/* without pad and ICRC */
+	bool ipv6;			/* received: the IP version */
 };
 
 /* 24-bit PSN arithmetic: the sign of a - b across the wrap. */

@@ -77,16 +77,23 @@ static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
 	list_add_tail(&rdi->list, &rvt_devices);
 	mutex_unlock(&rvt_devices_lock);
 
+	ret = rvt_net_attach(rdi);
+	if (ret)
+		goto err;
+
 	rtnl_lock();
 	rdi->port_active = rvt_netdev_active(ndev);
 	rdi->port_mtu = iboe_get_mtu(ndev->mtu);
 	rtnl_unlock();
 
 	ret = rvt_register_dev(rdi, ibdev_name);
-	if (ret) {
-		rvt_forget_dev(rdi);
-		ib_dealloc_device(&rdi->ibdev);
-	}
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	/* Its dealloc_driver takes it off rvt_devices and the namespace. */
+	ib_dealloc_device(&rdi->ibdev);
 	return ret;
 }
 
@@ -147,13 +154,20 @@ static int __init rvt_module_init(void)
 	ret = rvt_ruc_init();
 	if (ret)
 		return ret;
+	ret = rvt_net_init();
+	if (ret)
+		goto err_ruc;
 	ret = register_netdevice_notifier(&rvt_netdev_notifier);
-	if (ret) {
-		rvt_ruc_exit();
-		return ret;
-	}
+	if (ret)
+		goto err_net;
 	rdma_link_register(&rvt_link_ops);
 	return 0;
+
+err_net:
+	rvt_net_exit_all();
+err_ruc:
+	rvt_ruc_exit();
+	return ret;
 }
 
 static void __exit rvt_module_exit(void)
@@ -176,6 +190,7 @@ static void __exit rvt_module_exit(void)
 		mutex_lock(&rvt_devices_lock);
 	}
 	mutex_unlock(&rvt_devices_lock);
+	rvt_net_exit_all();
 	rvt_ruc_exit();
 }
 

@@ -12,6 +12,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "softrvt.h"
+#include "hdr.h"
 
 #define RVT_QPN_MAX		((1U << 24) - 1)
 #define RVT_QPN_FIRST		2	/* 0 and 1 are the special QPs */
@@ -153,6 +154,8 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->s_lock);
 	INIT_WORK(&qp->send_work, rvt_send_work);
 	timer_setup(&qp->rnr_timer, rvt_rnr_timer_fn, 0);
+	timer_setup(&qp->ack_timer, rvt_ack_timer_fn, 0);
+	skb_queue_head_init(&qp->r_pkts);
 	refcount_set(&qp->refcount, 1);
 	init_completion(&qp->released);
 	qp->state = IB_QPS_RESET;
@@ -393,18 +396,45 @@ void rvt_qp_set_sq_error(struct rvt_qp *qp)
 	rvt_schedule_send(qp);
 }
 
-/* Stop the send engine and drop every WQE, for RESET and destroy. */
+/*
+ * Stop the engine and drop every WQE and packet, for RESET and destroy.
+ * The engine does nothing in RESET, so once it is cancelled nothing arms
+ * the timers again.
+ */
 static void rvt_qp_quiesce(struct rvt_qp *qp)
 {
-	timer_delete_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->send_work);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->ack_timer);
+	cancel_work_sync(&qp->send_work);
+	skb_queue_purge(&qp->r_pkts);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;
+	qp->s_cur = 0;
+	qp->s_cur_off = 0;
+	qp->s_rd_out = 0;
+	qp->s_rnr_wait = false;
+	qp->s_rewound = false;
+	qp->s_flags = 0;
 	qp->s_retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
+	rvt_resp_reset(qp);
 	if (!qp->ibqp.srq)
 		rvt_rq_reset(&qp->r_rq);
+}
+
+/* The requester starts over at @psn, with nothing in flight. */
+static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
+{
+	lockdep_assert_held(&qp->s_lock);
+	qp->s_psn = psn;
+	qp->s_max_psn = psn;
+	qp->s_acked_psn = rvt_psn_add(psn, RVT_PSN_MASK);
+	qp->s_cur = qp->s_tail;
+	qp->s_cur_off = 0;
+	qp->s_rd_out = 0;
+	qp->s_rewound = false;
 }
 
 /**
@@ -443,7 +473,20 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		goto unlock;
 
 	rvt_qp_store_attr(qp, attr, attr_mask);
+	if ((attr_mask & IB_QP_AV) && !rvt_is_ud_type(ibqp->qp_type))
+		qp->s_local = rvt_av_init(ib_to_rvt(ibqp->device),
+					  &attr->ah_attr,
+					  attr->ah_attr.grh.sgid_attr,
+					  &qp->s_av);
+	if (attr_mask & IB_QP_RQ_PSN)
+		qp->r_psn = qp->attr.rq_psn;
 	spin_lock_irq(&qp->s_lock);
+	if (attr_mask & IB_QP_SQ_PSN)
+		rvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
+	if (attr_mask & IB_QP_RETRY_CNT)
+		qp->s_retry = attr->retry_cnt;
+	if (attr_mask & IB_QP_RNR_RETRY)
+		qp->s_rnr_retry = attr->rnr_retry;
 	rvt_qp_set_state(qp, new);
 	/* The engine raises SQ_DRAINED once the WQE in flight is done. */
 	qp->s_draining = new == IB_QPS_SQD && cur != IB_QPS_SQD;
@@ -640,14 +683,12 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
 		struct rvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
-		const struct ib_global_route *grh = rdma_ah_read_grh(&ah->attr);
 
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
 		wqe->sl = rdma_ah_get_sl(&ah->attr);
-		wqe->dgid = grh->dgid;
-		wqe->sgid = ah->ibah.sgid_attr ? ah->ibah.sgid_attr->gid :
-						 grh->dgid;
+		wqe->av = ah->av;
+		wqe->local = ah->local;
 	}
 
 	if (is_inline) {

@@ -21,18 +21,17 @@
 #include <rdma/ib_pack.h>
 
 #include "softrvt.h"
+#include "hdr.h"
 
 /* WQEs one run of the engine executes before yielding the worker. */
 #define RVT_SEND_BUDGET		64
-/* Bytes reserved for the GRH at the start of a UD receive buffer. */
-#define RVT_GRH_BYTES		40
-/* rnr_retry value meaning "retry for ever" (IB spec 9.7.5.2.8). */
-#define RVT_RNR_RETRY_INFINITE	7
+/* Received packets one run of the engine handles. */
+#define RVT_RX_BUDGET		256
 
 static struct workqueue_struct *rvt_wq;
 
 /* The IB spec's RNR NAK timer encoding (table 45), in microseconds. */
-static const u32 rvt_rnr_usec[32] = {
+const u32 rvt_rnr_usec[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120,
 	160, 240, 320, 480, 640, 960, 1280, 1920,
 	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
@@ -50,7 +49,7 @@ enum rvt_ruc_result {
  * means "wait for ever"; softrvt then waits the longest one, about 2.4 h
  * rather than never giving up.
  */
-static unsigned long rvt_ack_timeout(u8 timeout)
+unsigned long rvt_ack_timeout(u8 timeout)
 {
 	u64 ns = 4096ULL << (timeout ? min_t(u8, timeout, 31) : 31);
 
@@ -95,6 +94,7 @@ void rvt_rnr_timer_fn(struct timer_list *t)
 {
 	struct rvt_qp *qp = from_timer(qp, t, rnr_timer);
 
+	set_bit(RVT_S_RNR_DONE, &qp->s_flags);
 	rvt_schedule_send(qp);
 }
 
@@ -165,7 +165,7 @@ void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 
 static bool rvt_is_ud(const struct rvt_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+	return rvt_is_ud_type(qp->ibqp.qp_type);
 }
 
 /* Whether @qp may receive what @sqp sends. */
@@ -319,7 +319,7 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
 			      enum rdma_network_type *type)
 {
 	memset(grh, 0, RVT_GRH_BYTES);
-	if (ipv6_addr_v4mapped((struct in6_addr *)wqe->sgid.raw)) {
+	if (ipv6_addr_v4mapped((struct in6_addr *)wqe->av.sgid.raw)) {
 		struct iphdr *ip4 = (struct iphdr *)(grh + RVT_GRH_BYTES -
 						     sizeof(*ip4));
 
@@ -330,8 +330,8 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
 		ip4->tot_len = htons(sizeof(*ip4) + sizeof(struct udphdr) +
 				     IB_BTH_BYTES + IB_DETH_BYTES + len +
 				     sizeof(u32));
-		memcpy(&ip4->saddr, wqe->sgid.raw + 12, sizeof(ip4->saddr));
-		memcpy(&ip4->daddr, wqe->dgid.raw + 12, sizeof(ip4->daddr));
+		memcpy(&ip4->saddr, wqe->av.sgid.raw + 12, sizeof(ip4->saddr));
+		memcpy(&ip4->daddr, wqe->av.dgid.raw + 12, sizeof(ip4->daddr));
 		ip4->check = ip_fast_csum((u8 *)ip4, ip4->ihl);
 		*type = RDMA_NETWORK_IPV4;
 	} else {
@@ -342,8 +342,8 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
 		ip6->nexthdr = IPPROTO_UDP;
 		ip6->payload_len = htons(sizeof(struct udphdr) + IB_BTH_BYTES +
 					 IB_DETH_BYTES + len + sizeof(u32));
-		memcpy(&ip6->saddr, wqe->sgid.raw, sizeof(ip6->saddr));
-		memcpy(&ip6->daddr, wqe->dgid.raw, sizeof(ip6->daddr));
+		memcpy(&ip6->saddr, wqe->av.sgid.raw, sizeof(ip6->saddr));
+		memcpy(&ip6->daddr, wqe->av.dgid.raw, sizeof(ip6->daddr));
 		*type = RDMA_NETWORK_IPV6;
 	}
 }
@@ -526,17 +526,92 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 	return res;
 }
 
+/* Whether a WQE's peer is on this device: no packets then. */
+static bool rvt_ruc_is_local(const struct rvt_qp *qp,
+			     const struct rvt_swqe *wqe)
+{
+	return rvt_is_ud(qp) ? wqe->local : qp->s_local;
+}
+
+static bool rvt_ruc_is_response(u8 opcode)
+{
+	u8 op = opcode & 0x1f;
+
+	return (opcode & 0xe0) == IB_OPCODE_RC &&
+	       op >= IB_OPCODE_RDMA_READ_RESPONSE_FIRST &&
+	       op <= IB_OPCODE_ATOMIC_ACKNOWLEDGE;
+}
+
+/*
+ * Handle the packets the receive path queued: requests go to the
+ * responder, answers to the requester.  Return: whether some are left.
+ */
+static bool rvt_ruc_rx(struct rvt_qp *qp)
+{
+	int budget = RVT_RX_BUDGET;
+	struct sk_buff *skb;
+
+	while (budget-- && (skb = skb_dequeue(&qp->r_pkts))) {
+		if (rvt_ruc_is_response(rvt_pkt_of(skb)->opcode))
+			rvt_comp_packet(qp, skb);
+		else
+			rvt_resp_packet(qp, skb);
+		consume_skb(skb);
+	}
+	rvt_resp_flush_ack(qp);
+	return !skb_queue_empty_lockless(&qp->r_pkts);
+}
+
+/* The RC requester on the wire: send, and see whether SQD is reached. */
+static void rvt_ruc_rc_wire(struct rvt_qp *qp)
+{
+	bool drained;
+
+	if (test_and_clear_bit(RVT_S_RNR_DONE, &qp->s_flags))
+		qp->s_rnr_wait = false;
+	if (test_and_clear_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags))
+		rvt_req_timeout(qp);
+	rvt_req_send_rc(qp);
+	rvt_comp_advance(qp);
+
+	spin_lock_irq(&qp->s_lock);
+	drained = qp->state == IB_QPS_SQD && qp->s_draining &&
+		  qp->s_tail == qp->s_cur && !qp->s_cur_off;
+	if (drained)
+		qp->s_draining = false;
+	spin_unlock_irq(&qp->s_lock);
+	if (drained)
+		rvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
 /**
- * rvt_send_work - the send engine of a QP
+ * rvt_send_work - the engine of a QP
  * @work: the QP's send_work
  *
- * Runs WQEs from s_tail in order while the QP is in RTS, flushes them in
- * ERR, and waits out RNR NAKs on the QP's timer.
+ * Handles received packets first, then runs WQEs from s_tail in order
+ * while the QP is in RTS, flushes them in ERR, and waits out RNR NAKs on
+ * the QP's timer.  An RC QP whose peer is on the wire keeps WQEs until
+ * they are acknowledged (req.c, comp.c).
  */
 void rvt_send_work(struct work_struct *work)
 {
 	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
+	enum ib_qp_state cur_state = READ_ONCE(qp->state);
 	int budget = RVT_SEND_BUDGET;
+	bool more_rx;
+
+	if (cur_state == IB_QPS_RESET) {
+		skb_queue_purge(&qp->r_pkts);
+		return;
+	}
+	more_rx = rvt_ruc_rx(qp);
+	if (more_rx)
+		rvt_schedule_send(qp);
+	if (qp->ibqp.qp_type == IB_QPT_RC && !qp->s_local &&
+	    READ_ONCE(qp->state) != IB_QPS_ERR) {
+		rvt_ruc_rc_wire(qp);
+		return;
+	}
 
 	while (budget--) {
 		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
@@ -568,7 +643,9 @@ void rvt_send_work(struct work_struct *work)
 		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
 		spin_unlock_irq(&qp->s_lock);
 
-		if (state == IB_QPS_RTS)
+		if (state == IB_QPS_RTS && !rvt_ruc_is_local(qp, wqe))
+			status = rvt_req_send_unreliable(qp, wqe);
+		else if (state == IB_QPS_RTS)
 			res = rvt_ruc_loopback(qp, wqe, &status, &rnr_timer);
 
 		spin_lock_irq(&qp->s_lock);
@@ -604,6 +681,8 @@ void rvt_send_work(struct work_struct *work)
 		/* Copy what the completion needs: the slot is reused now. */
 		done = *wqe;
 		qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
+		qp->s_cur = qp->s_tail;
+		qp->s_cur_off = 0;
 		qp->s_retry_loaded = false;
 		spin_unlock_irq(&qp->s_lock);
 

@@ -153,3 +153,40 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
 		len -= n;
 	}
 }
+
+/**
+ * rvt_copy_from_sge - copy from a scatter list into a buffer
+ * @buf: the destination
+ * @src: the source, advanced by @len
+ * @len: bytes, no more than @src has left
+ */
+void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len)
+{
+	while (len) {
+		u32 n;
+		void *s = rvt_sge_next(src, len, &n);
+
+		memcpy(buf, s, n);
+		rvt_mr_unmap(src->sge[src->cur].mr, s);
+		rvt_sge_advance(src, n);
+		buf += n;
+		len -= n;
+	}
+}
+
+/**
+ * rvt_sge_skip - move a scatter list's cursor forward
+ * @ss: the list
+ * @len: bytes, no more than @ss has left
+ *
+ * A packet that resumes a message starts this far into its list.
+ */
+void rvt_sge_skip(struct rvt_sge_state *ss, u32 len)
+{
+	while (len) {
+		u32 n = min(len, ss->sge[ss->cur].length - ss->offset);
+
+		rvt_sge_advance(ss, n);
+		len -= n;
+	}
+}

@@ -40,6 +40,40 @@
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
 #define RVT_KEY_INDEX_SHIFT	8
 #define RVT_PSN_MASK		0xffffff
+/* rnr_retry value meaning "retry for ever" (IBA 9.7.5.2.8). */
+#define RVT_RNR_RETRY_INFINITE	7
+/* Bytes of the GRH space at the start of a UD receive buffer. */
+#define RVT_GRH_BYTES		40
+
+/* What `rdma statistic` shows; rvt_count() adds to them. */
+enum rvt_counter {
+	RVT_CNT_TX_PACKETS,
+	RVT_CNT_TX_BYTES,
+	RVT_CNT_RX_PACKETS,
+	RVT_CNT_RX_BYTES,
+	RVT_CNT_RETRANSMITS,
+	RVT_CNT_ACK_TIMEOUTS,
+	RVT_CNT_SEQ_NAKS_SENT,
+	RVT_CNT_SEQ_NAKS_RCVD,
+	RVT_CNT_RNR_NAKS_SENT,
+	RVT_CNT_RNR_NAKS_RCVD,
+	RVT_CNT_ERR_NAKS_SENT,
+	RVT_CNT_ERR_NAKS_RCVD,
+	RVT_CNT_DUP_REQUESTS,
+	RVT_CNT_DROP_BAD_ICRC,
+	RVT_CNT_DROP_BAD_HDR,
+	RVT_CNT_DROP_NO_QP,
+	RVT_CNT_DROP_BAD_TRANSPORT,
+	RVT_CNT_DROP_QUEUE_FULL,
+	RVT_CNT_DROP_BAD_STATE,
+	RVT_CNT_DROP_BAD_QKEY,
+	RVT_CNT_DROP_BAD_PSN,
+	RVT_CNT_DROP_NO_RWQE,
+	RVT_CNT_TX_NO_ROUTE,
+	RVT_CNT_MAX
+};
+
+struct rvt_net;
 
 struct rvt_dev_info {
 	struct ib_device ibdev;
@@ -62,6 +96,25 @@ struct rvt_dev_info {
 	u32 next_qpn;
 	struct xarray mr_xa;		/* key index -> struct rvt_mr */
 	u32 next_mr_index;
+
+	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
+	struct list_head net_node;	/* on rnet->devs, RCU */
+	atomic64_t counters[RVT_CNT_MAX];
+};
+
+static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
+			     u64 n)
+{
+	atomic64_add(n, &rdi->counters[c]);
+}
+
+/* Where RoCEv2 packets go: a QP's primary path or a UD WQE's AH. */
+struct rvt_av {
+	union ib_gid sgid;
+	union ib_gid dgid;
+	u32 flow_label;
+	u8 traffic_class;
+	u8 hop_limit;
 };
 
 struct rvt_ucontext {
@@ -75,6 +128,8 @@ struct rvt_pd {
 struct rvt_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;	/* grh.sgid_attr is held by ib_core */
+	struct rvt_av av;
+	bool local;			/* dgid is one of this device's GIDs */
 };
 
 struct rvt_mr {
@@ -174,8 +229,12 @@ struct rvt_swqe {
 	u32 remote_qpn;			/* UD */
 	u32 remote_qkey;
 	u8 sl;				/* UD, from the AH */
-	union ib_gid sgid;		/* UD: for the responder's GRH */
-	union ib_gid dgid;
+	bool local;			/* UD: the AH's peer is on this device */
+	struct rvt_av av;		/* UD */
+	/* On the wire (RC): the PSNs it spans, responses to READ included. */
+	u32 psn;
+	u32 lpsn;
+	enum ib_wc_status wire_status;	/* a local error found sending it */
 	u32 num_sge;			/* 0 when the payload is inline */
 	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
 };
@@ -209,12 +268,62 @@ struct rvt_qp {
 	/* Engine scratch, used only by this QP's send_work. */
 	struct rvt_sge_state s_sge;
 	struct rvt_sge_state r_sge;
-	struct rvt_rwqe *r_wqe;		/* room for RVT_MAX_SGE entries */
+	/*
+	 * Room for RVT_MAX_SGE entries: the responder's WQE while this QP's
+	 * engine delivers to a QP of the device, or this QP's own while it
+	 * receives from the wire.  A QP never does both for one message.
+	 */
+	struct rvt_rwqe *r_wqe;
+
+	/*
+	 * RoCEv2 requester, see req.c and comp.c; only the engine touches
+	 * these while the QP is in RTS, SQD or ERR.  s_tail is the oldest
+	 * WQE not completed, s_cur the next to (re)transmit.
+	 */
+	bool s_local;			/* RC/UC: the peer is on this device */
+	struct rvt_av s_av;		/* RC/UC primary path */
+	u32 s_cur;
+	u32 s_cur_off;			/* bytes of the WQE at s_cur sent */
+	u32 s_psn;			/* next PSN to send */
+	u32 s_max_psn;			/* one past the highest PSN ever sent */
+	u32 s_acked_psn;		/* every PSN up to it is acknowledged */
+	u32 s_rewind_psn;		/* the last go-back-N target */
+	bool s_rewound;			/* s_rewind_psn is valid */
+	bool s_rnr_wait;		/* paused by an RNR NAK */
+	u32 s_rd_out;			/* READ and atomic WQEs in flight */
+	unsigned long s_flags;		/* RVT_S_*, set by the timers */
+	struct timer_list ack_timer;	/* the local ACK timeout */
+
+	/* RoCEv2 responder, see resp.c; only the engine touches these. */
+	struct sk_buff_head r_pkts;	/* received, for the engine */
+	u32 r_psn;			/* next PSN expected */
+	u32 r_msn;
+	bool r_nak_sent;		/* a sequence NAK for r_psn is out */
+	bool r_ack_pending;		/* an ACK for r_psn - 1 is owed */
+	bool r_in_msg;			/* within a multi-packet SEND or WRITE */
+	bool r_has_rwqe;		/* r_wqe holds the current SEND's WQE */
+	bool r_dropping;		/* UC: skipping the rest of a message */
+	u8 r_msg_op;			/* opcode of the message's first packet */
+	u32 r_len;			/* bytes of the current message so far */
+	u64 r_va;			/* current WRITE: target, key and length */
+	u32 r_rkey;
+	u32 r_dma_len;
+	struct {
+		u32 psn;
+		bool valid;
+		u64 orig;
+	} r_atomic[RVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
+	u8 r_atomic_next;
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
 	struct completion released;
 };
+
+static inline bool rvt_is_ud_type(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
 
 static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
 {
@@ -261,6 +370,11 @@ static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
+/* Bits of rvt_qp.s_flags. */
+#define RVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
+#define RVT_S_RNR_DONE		1	/* the RNR wait is over */
+#define RVT_S_STOPPED		2	/* a WQE failed: send nothing more */
+
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
 
@@ -284,6 +398,8 @@ int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		  struct ib_udata *udata);
 int rvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int rvt_destroy_ah(struct ib_ah *ibah, u32 flags);
+bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
+		 const struct ib_gid_attr *sgid_attr, struct rvt_av *av);
 
 /* mr.c */
 int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
@@ -305,6 +421,8 @@ void rvt_sge_state_release(struct rvt_sge_state *ss);
 void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 		  u32 len);
 void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len);
+void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len);
+void rvt_sge_skip(struct rvt_sge_state *ss, u32 len);
 
 /* cq.c */
 int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user);
@@ -372,12 +490,45 @@ static inline struct rvt_swqe *rvt_get_swqe_ptr(const struct rvt_qp *qp,
 	return (struct rvt_swqe *)((char *)qp->s_wq + (size_t)n * qp->s_stride);
 }
 
+/* net.c */
+struct rvt_pkt;
+int rvt_net_init(void);
+void rvt_net_exit_all(void);
+int rvt_net_attach(struct rvt_dev_info *rdi);
+void rvt_net_detach(struct rvt_dev_info *rdi);
+struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb);
+struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
+int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
+	     struct sk_buff *skb);
+
+/* req.c */
+u32 rvt_qp_mtu(const struct rvt_qp *qp);
+bool rvt_req_send_rc(struct rvt_qp *qp);
+enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
+					  struct rvt_swqe *wqe);
+void rvt_req_rewind(struct rvt_qp *qp, u32 psn);
+void rvt_req_timeout(struct rvt_qp *qp);
+void rvt_ack_timer_fn(struct timer_list *t);
+bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe);
+
+/* comp.c */
+void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb);
+void rvt_comp_advance(struct rvt_qp *qp);
+void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status);
+
+/* resp.c */
+void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb);
+void rvt_resp_flush_ack(struct rvt_qp *qp);
+void rvt_resp_reset(struct rvt_qp *qp);
+
 /* ruc.c */
 int rvt_ruc_init(void);
 void rvt_ruc_exit(void);
 void rvt_schedule_send(struct rvt_qp *qp);
 void rvt_send_work(struct work_struct *work);
 void rvt_rnr_timer_fn(struct timer_list *t);
+unsigned long rvt_ack_timeout(u8 timeout);
+extern const u32 rvt_rnr_usec[32];
 int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe);
 
 int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

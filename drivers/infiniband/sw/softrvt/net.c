@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * RoCEv2 packets in and out: UDP port 4791 in every network namespace that
+ * holds a softrvt device, IP and UDP headers, the ICRC, and the dispatch of
+ * received packets to their QP.
+ *
+ * rdma_rxe binds its sockets in the initial namespace only; softrvt opens
+ * a pair (IPv4 and IPv6) per namespace, when the first device of that
+ * namespace is added, and closes it with the last one.  If another driver
+ * already holds the port there, the device still works on its own QPs but
+ * receives nothing from the wire: that is logged once.
+ *
+ * Receiving runs in softirq context.  It checks what can be checked
+ * without the QP's state (lengths, headers, ICRC, QP number and transport)
+ * and queues the packet on the QP; the QP's engine (ruc.c) does the rest in
+ * process context, where copying into user memory is not under any lock.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/unaligned.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+
+#include "softrvt.h"
+#include "hdr.h"
+
+/* Packets a QP may have queued before the engine gets to them. */
+#define RVT_RX_QUEUE_MAX	4096
+
+/* The sockets of one network namespace and the devices living there. */
+struct rvt_net {
+	struct list_head list;		/* on rvt_nets */
+	struct net *net;		/* NULL once the namespace is gone */
+	int users;			/* devices; under rvt_nets_lock */
+	struct socket *sock4;
+	struct socket *sock6;
+	struct list_head devs;		/* RCU list of rvt_dev_info.net_node */
+};
+
+static LIST_HEAD(rvt_nets);
+static DEFINE_MUTEX(rvt_nets_lock);
+
+static struct rvt_pkt *rvt_skb_pkt(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
+	return (struct rvt_pkt *)skb->cb;
+}
+
+/**
+ * rvt_pkt_of - the parsed headers of a received packet
+ * @skb: a packet queued by the receive path
+ *
+ * Return: what rvt_parse_bth() found; skb->data is at the BTH.
+ */
+struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb)
+{
+	return rvt_skb_pkt(skb);
+}
+
+static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
+					     struct net_device *ndev)
+{
+	struct rvt_dev_info *rdi;
+
+	list_for_each_entry_rcu(rdi, &rnet->devs, net_node)
+		if (rdi->ndev == ndev && ib_device_try_get(&rdi->ibdev))
+			return rdi;
+	return NULL;
+}
+
+static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return (opcode & 0xe0) == IB_OPCODE_RC;
+	case IB_QPT_UC:
+		return (opcode & 0xe0) == IB_OPCODE_UC;
+	default:
+		return (opcode & 0xe0) == IB_OPCODE_UD;
+	}
+}
+
+/*
+ * Check a packet as far as it can be checked without its QP's state and
+ * queue it there.  Takes ownership of @skb.
+ */
+static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
+{
+	struct rvt_pkt *pkt = rvt_skb_pkt(skb);
+	enum rvt_counter drop = RVT_CNT_DROP_BAD_HDR;
+	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
+	struct udphdr *udph;
+	struct rvt_qp *qp;
+	u32 ulen, l3len;
+	u8 *l3;
+
+	if (skb_linearize(skb))
+		goto drop;
+	l3 = skb_network_header(skb);
+	udph = udp_hdr(skb);
+	ulen = ntohs(udph->len);
+	if (ulen < sizeof(*udph) || ulen > skb_tail_pointer(skb) - (u8 *)udph)
+		goto drop;
+	/* The ICRC covers the IP header as this code lays it out. */
+	if (!ipv6 && (ip_hdr(skb)->ihl != 5 || ip_hdr(skb)->version != 4))
+		goto drop;
+	if (ipv6 && (u8 *)udph - l3 != sizeof(struct ipv6hdr))
+		goto drop;
+	if (rvt_parse_bth(udph + 1, ulen - sizeof(*udph), pkt))
+		goto drop;
+
+	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
+	if (rvt_icrc(l3, ipv6, l3len) != get_unaligned_le32(l3 + l3len)) {
+		drop = RVT_CNT_DROP_BAD_ICRC;
+		goto drop;
+	}
+
+	qp = rvt_lookup_qpn(rdi, pkt->qpn);
+	if (!qp) {
+		drop = RVT_CNT_DROP_NO_QP;
+		goto drop;
+	}
+	if (!rvt_transport_ok(qp, pkt->opcode)) {
+		rvt_put_qp(qp);
+		drop = RVT_CNT_DROP_BAD_TRANSPORT;
+		goto drop;
+	}
+
+	pkt->ipv6 = ipv6;
+	/* From here skb->data is the BTH and skb->len ends before the ICRC. */
+	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
+	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+	rvt_count(rdi, RVT_CNT_RX_PACKETS, 1);
+	rvt_count(rdi, RVT_CNT_RX_BYTES, pkt->payload_len);
+
+	spin_lock(&qp->r_pkts.lock);
+	if (skb_queue_len(&qp->r_pkts) < RVT_RX_QUEUE_MAX) {
+		__skb_queue_tail(&qp->r_pkts, skb);
+		skb = NULL;
+	}
+	spin_unlock(&qp->r_pkts.lock);
+	if (!skb)
+		rvt_schedule_send(qp);
+	rvt_put_qp(qp);
+	if (!skb)
+		return;
+	drop = RVT_CNT_DROP_QUEUE_FULL;
+drop:
+	rvt_count(rdi, drop, 1);
+	kfree_skb(skb);
+}
+
+static int rvt_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct rvt_net *rnet;
+	struct rvt_dev_info *rdi = NULL;
+
+	rcu_read_lock();
+	rnet = rcu_dereference_sk_user_data(sk);
+	if (rnet)
+		rdi = rvt_net_find_dev(rnet, skb->dev);
+	rcu_read_unlock();
+	if (!rdi) {
+		kfree_skb(skb);
+		return 0;
+	}
+	rvt_rcv(rdi, skb);
+	ib_device_put(&rdi->ibdev);
+	return 0;
+}
+
+static struct socket *rvt_udp_open(struct rvt_net *rnet, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tnl = {
+		.sk_user_data = rnet,
+		.encap_type = 1,
+		.encap_rcv = rvt_udp_encap_recv,
+	};
+	struct udp_port_cfg cfg = {
+		.family = ipv6 ? AF_INET6 : AF_INET,
+		.ipv6_v6only = ipv6,
+		.local_udp_port = htons(RVT_ROCE_V2_UDP_DPORT),
+	};
+	struct socket *sock;
+	int ret;
+
+	ret = udp_sock_create(rnet->net, &cfg, &sock);
+	if (ret) {
+		pr_warn_ratelimited("softrvt: UDP port %u (%s) is taken in this network namespace (%d): no RoCEv2 reception\n",
+				    RVT_ROCE_V2_UDP_DPORT,
+				    ipv6 ? "IPv6" : "IPv4", ret);
+		return NULL;
+	}
+	setup_udp_tunnel_sock(rnet->net, sock, &tnl);
+	return sock;
+}
+
+static void rvt_udp_close(struct rvt_net *rnet)
+{
+	if (rnet->sock4)
+		udp_tunnel_sock_release(rnet->sock4);
+	if (rnet->sock6)
+		udp_tunnel_sock_release(rnet->sock6);
+	rnet->sock4 = NULL;
+	rnet->sock6 = NULL;
+}
+
+/**
+ * rvt_net_attach - give a new device its namespace's sockets
+ * @rdi: the device, not registered yet
+ *
+ * Opens the sockets of the netdev's namespace if it is the first device
+ * there.  Process context.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rvt_net_attach(struct rvt_dev_info *rdi)
+{
+	struct net *net = dev_net(rdi->ndev);
+	struct rvt_net *rnet;
+
+	mutex_lock(&rvt_nets_lock);
+	list_for_each_entry(rnet, &rvt_nets, list)
+		if (rnet->net == net)
+			goto found;
+	rnet = kzalloc(sizeof(*rnet), GFP_KERNEL);
+	if (!rnet) {
+		mutex_unlock(&rvt_nets_lock);
+		return -ENOMEM;
+	}
+	rnet->net = net;
+	INIT_LIST_HEAD(&rnet->devs);
+	list_add(&rnet->list, &rvt_nets);
+found:
+	if (!rnet->users++) {
+		rnet->sock4 = rvt_udp_open(rnet, false);
+		rnet->sock6 = rvt_udp_open(rnet, true);
+	}
+	list_add_tail_rcu(&rdi->net_node, &rnet->devs);
+	rdi->rnet = rnet;
+	mutex_unlock(&rvt_nets_lock);
+	return 0;
+}
+
+/**
+ * rvt_net_detach - a device is going: stop giving it packets
+ * @rdi: the device, unregistered
+ *
+ * Closes the namespace's sockets with its last device.  Process context.
+ */
+void rvt_net_detach(struct rvt_dev_info *rdi)
+{
+	struct rvt_net *rnet = rdi->rnet;
+
+	if (!rnet)
+		return;
+	mutex_lock(&rvt_nets_lock);
+	list_del_rcu(&rdi->net_node);
+	if (!--rnet->users) {
+		rvt_udp_close(rnet);
+		list_del(&rnet->list);
+	} else {
+		rnet = NULL;
+	}
+	mutex_unlock(&rvt_nets_lock);
+	/* The receive path may still be looking at the device or rnet. */
+	synchronize_rcu();
+	kfree(rnet);
+	rdi->rnet = NULL;
+}
+
+/*
+ * A namespace going away takes its sockets with it, even if a device of
+ * it is still waiting for its queued unregistration.
+ */
+static void __net_exit rvt_net_exit(struct net *net)
+{
+	struct rvt_net *rnet;
+
+	mutex_lock(&rvt_nets_lock);
+	list_for_each_entry(rnet, &rvt_nets, list) {
+		if (rnet->net == net) {
+			rvt_udp_close(rnet);
+			rnet->net = NULL;
+		}
+	}
+	mutex_unlock(&rvt_nets_lock);
+}
+
+static struct pernet_operations rvt_net_ops = {
+	.exit = rvt_net_exit,
+};
+
+/**
+ * rvt_net_init - follow network namespaces
+ *
+ * Return: 0 or a negative errno.
+ */
+int rvt_net_init(void)
+{
+	return register_pernet_subsys(&rvt_net_ops);
+}
+
+/**
+ * rvt_net_exit_all - stop following network namespaces; no device is left
+ */
+void rvt_net_exit_all(void)
+{
+	unregister_pernet_subsys(&rvt_net_ops);
+}
+
+static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
+				   const struct rvt_av *av, bool ipv6)
+{
+	struct net *net = dev_net(rdi->ndev);
+
+	if (!ipv6) {
+		struct flowi4 fl4 = {
+			.flowi4_oif = rdi->ndev->ifindex,
+			.flowi4_proto = IPPROTO_UDP,
+		};
+		struct rtable *rt;
+
+		memcpy(&fl4.saddr, av->sgid.raw + 12, sizeof(fl4.saddr));
+		memcpy(&fl4.daddr, av->dgid.raw + 12, sizeof(fl4.daddr));
+		rt = ip_route_output_key(net, &fl4);
+		return IS_ERR(rt) ? NULL : &rt->dst;
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		struct flowi6 fl6 = {
+			.flowi6_oif = rdi->ndev->ifindex,
+			.flowi6_proto = IPPROTO_UDP,
+		};
+		struct dst_entry *dst;
+
+		memcpy(&fl6.saddr, av->sgid.raw, sizeof(fl6.saddr));
+		memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
+		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		if (IS_ERR(dst))
+			return NULL;
+		if (dst->error) {
+			dst_release(dst);
+			return NULL;
+		}
+		return dst;
+	}
+#else
+	return NULL;
+#endif
+}
+
+/**
+ * rvt_alloc_pkt - allocate a packet with room for @len bytes from the BTH
+ * @rdi: the device it leaves from
+ * @len: headers and payload (pad included), the ICRC excluded
+ *
+ * Process context.
+ *
+ * Return: the packet, skb->data at the BTH and skb->len == @len, or NULL.
+ */
+struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
+{
+	u32 head = LL_RESERVED_SPACE(rdi->ndev) + sizeof(struct ipv6hdr) +
+		   sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + len + RVT_ICRC_BYTES, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, head);
+	skb_put(skb, len);
+	return skb;
+}
+
+/**
+ * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
+ * @rdi: the device
+ * @av: the path: GIDs, traffic class, hop limit
+ * @sport: UDP source port, from the flow
+ * @skb: from rvt_alloc_pkt(), filled from the BTH on; consumed
+ *
+ * Process context.
+ *
+ * Return: 0, or a negative errno when the packet could not be routed;
+ * the packet is counted and freed either way.
+ */
+int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
+	     struct sk_buff *skb)
+{
+	bool ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
+	u32 payload = skb->len;
+	struct dst_entry *dst;
+	struct udphdr *udph;
+	u32 icrc;
+	u8 *l3;
+	int ret;
+
+	dst = rvt_route(rdi, av, ipv6);
+	if (!dst) {
+		rvt_count(rdi, RVT_CNT_TX_NO_ROUTE, 1);
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+
+	udph = skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph->source = htons(sport);
+	udph->dest = htons(RVT_ROCE_V2_UDP_DPORT);
+	udph->len = htons(sizeof(*udph) + payload + RVT_ICRC_BYTES);
+	udph->check = 0;
+
+	if (ipv6) {
+		struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+		skb_reset_network_header(skb);
+		ip6_flow_hdr(ip6h, av->traffic_class,
+			     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+		ip6h->payload_len = udph->len;
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = av->hop_limit ?: 64;
+		memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
+		memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
+		skb->protocol = htons(ETH_P_IPV6);
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	} else {
+		struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+		skb_reset_network_header(skb);
+		iph->version = 4;
+		iph->ihl = sizeof(*iph) / 4;
+		iph->tos = av->traffic_class;
+		iph->tot_len = htons(skb->len + RVT_ICRC_BYTES);
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = av->hop_limit ?: 64;
+		iph->protocol = IPPROTO_UDP;
+		memcpy(&iph->saddr, av->sgid.raw + 12, sizeof(iph->saddr));
+		memcpy(&iph->daddr, av->dgid.raw + 12, sizeof(iph->daddr));
+		/* The ICRC covers the ID: choose it before computing that. */
+		__ip_select_ident(dev_net(rdi->ndev), iph, 1);
+		skb->protocol = htons(ETH_P_IP);
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	}
+
+	l3 = skb_network_header(skb);
+	icrc = rvt_icrc(l3, ipv6, skb->len);
+	put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
+
+	rvt_count(rdi, RVT_CNT_TX_PACKETS, 1);
+	rvt_count(rdi, RVT_CNT_TX_BYTES, payload);
+	if (ipv6)
+		ret = ip6_local_out(dev_net(rdi->ndev), NULL, skb);
+	else
+		ret = ip_local_out(dev_net(rdi->ndev), NULL, skb);
+	return net_xmit_eval(ret) ? -EIO : 0;
+}

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RoCEv2 requester: send WQEs become request packets.
+ *
+ * UD and UC WQEs are sent once and complete when their last packet is out.
+ * RC WQEs stay on the send queue until comp.c sees them acknowledged; the
+ * requester keeps a window of PSNs in flight and goes back to the oldest
+ * unacknowledged PSN (go-back-N) after a NAK, an RNR wait or the local ACK
+ * timeout.  A WQE can be resent from any of its packets: the responder
+ * has accepted exactly the PSNs before it.
+ *
+ * All of it runs in the QP's engine (ruc.c), in process context.
+ */
+
+#include <linux/jiffies.h>
+
+#include "softrvt.h"
+#include "hdr.h"
+
+/* Request PSNs in flight before the requester waits for ACKs. */
+#define RVT_MAX_INFLIGHT	256
+/* Ask for an ACK at least this often within long messages. */
+#define RVT_ACKREQ_EVERY	32
+/* P_Key of the default partition: RoCE has no other. */
+#define RVT_DEFAULT_PKEY	0xffff
+
+/**
+ * rvt_qp_mtu - payload bytes per packet of a QP
+ * @qp: the QP
+ *
+ * Return: the path MTU, or the port's for UD; never above the port's.
+ */
+u32 rvt_qp_mtu(const struct rvt_qp *qp)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	enum ib_mtu mtu = READ_ONCE(rdi->port_mtu);
+
+	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+		mtu = min(mtu, qp->attr.path_mtu ?: IB_MTU_256);
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/**
+ * rvt_wqe_is_rd_atomic - whether a WQE is answered with data
+ * @wqe: the WQE
+ *
+ * Return: true for RDMA READ and the atomics.
+ */
+bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_RDMA_READ ||
+	       wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* PSNs a WQE uses: one per packet, READ responses included. */
+static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe, u32 mtu)
+{
+	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return max(1U, DIV_ROUND_UP(wqe->length, mtu));
+}
+
+static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
+			 bool first, bool last)
+{
+	u8 base;
+	bool imm = wqe->opcode == IB_WR_SEND_WITH_IMM ||
+		   wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		base = IB_OPCODE_RC;
+		break;
+	case IB_QPT_UC:
+		base = IB_OPCODE_UC;
+		break;
+	default:
+		return IB_OPCODE_UD | (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+					     IB_OPCODE_SEND_ONLY);
+	}
+	switch (wqe->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (first && last)
+			return base | (imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+					     IB_OPCODE_RDMA_WRITE_ONLY);
+		if (first)
+			return base | IB_OPCODE_RDMA_WRITE_FIRST;
+		if (last)
+			return base | (imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+					     IB_OPCODE_RDMA_WRITE_LAST);
+		return base | IB_OPCODE_RDMA_WRITE_MIDDLE;
+	case IB_WR_RDMA_READ:
+		return base | IB_OPCODE_RDMA_READ_REQUEST;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return base | IB_OPCODE_COMPARE_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return base | IB_OPCODE_FETCH_ADD;
+	default:
+		if (first && last)
+			return base | (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+					     IB_OPCODE_SEND_ONLY);
+		if (first)
+			return base | IB_OPCODE_SEND_FIRST;
+		if (last)
+			return base | (imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
+					     IB_OPCODE_SEND_LAST);
+		return base | IB_OPCODE_SEND_MIDDLE;
+	}
+}
+
+/*
+ * Build and send one request packet: @len payload bytes taken from @ss
+ * (NULL for READ requests and atomics), which is @off bytes into @wqe.
+ */
+static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
+			  u32 psn, u32 off, u32 len, bool ackreq,
+			  struct rvt_sge_state *ss)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
+	const struct rvt_av *av = ud ? &wqe->av : &qp->s_av;
+	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
+	u32 pad = (4 - len) & 3;
+	struct sk_buff *skb;
+	u16 mask;
+	u8 *p;
+
+	if (rvt_opcode_info(opcode, &mask))
+		return -EINVAL;
+	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + pad);
+	if (!skb)
+		return -ENOMEM;
+	p = skb->data;
+	rvt_build_bth((struct rvt_bth *)p, opcode,
+		      (wqe->send_flags & IB_SEND_SOLICITED) &&
+		      (mask & RVT_HDR_PAYLOAD) && off + len == wqe->length,
+		      pad, RVT_DEFAULT_PKEY, dqpn, ackreq, psn);
+	p += sizeof(struct rvt_bth);
+	if (mask & RVT_HDR_DETH) {
+		struct rvt_deth *deth = (struct rvt_deth *)p;
+		/* A Q_Key with the high bit set means "use the QP's own". */
+		u32 qkey = (wqe->remote_qkey & 0x80000000) ? qp->attr.qkey :
+							     wqe->remote_qkey;
+
+		deth->qkey = cpu_to_be32(qkey);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & RVT_BTH_QPN_MASK);
+		p += sizeof(*deth);
+	}
+	if (mask & RVT_HDR_RETH) {
+		struct rvt_reth *reth = (struct rvt_reth *)p;
+
+		reth->va = cpu_to_be64(wqe->remote_addr + off);
+		reth->rkey = cpu_to_be32(wqe->rkey);
+		reth->len = cpu_to_be32(wqe->length - off);
+		p += sizeof(*reth);
+	}
+	if (mask & RVT_HDR_ATMETH) {
+		struct rvt_atmeth *ateth = (struct rvt_atmeth *)p;
+
+		ateth->va = cpu_to_be64(wqe->remote_addr);
+		ateth->rkey = cpu_to_be32(wqe->rkey);
+		if (wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+			ateth->swap_add = cpu_to_be64(wqe->compare_add);
+			ateth->compare = 0;
+		} else {
+			ateth->swap_add = cpu_to_be64(wqe->swap);
+			ateth->compare = cpu_to_be64(wqe->compare_add);
+		}
+		p += sizeof(*ateth);
+	}
+	if (mask & RVT_HDR_IMMDT) {
+		memcpy(p, &wqe->imm_data, sizeof(wqe->imm_data));
+		p += sizeof(wqe->imm_data);
+	}
+	if (len)
+		rvt_copy_from_sge(p, ss, len);
+	memset(p + len, 0, pad);
+
+	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
+	    qp->ibqp.qp_type == IB_QPT_RC)
+		rvt_count(rdi, RVT_CNT_RETRANSMITS, 1);
+	return rvt_xmit(rdi, av,
+			rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
+					   dqpn), skb);
+}
+
+/* The WQE's local list, @off bytes in: what its packets carry. */
+static int rvt_req_sge(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
+{
+	if (!wqe->num_sge) {
+		rvt_sge_state_init_one(&qp->s_sge, NULL,
+				       (uintptr_t)wqe->sg_list, wqe->length);
+	} else if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
+				      wqe->num_sge, 0)) {
+		return -EACCES;
+	}
+	if (qp->s_sge.total_len < wqe->length) {
+		rvt_sge_state_release(&qp->s_sge);
+		return -EINVAL;
+	}
+	rvt_sge_skip(&qp->s_sge, off);
+	return 0;
+}
+
+/**
+ * rvt_req_send_unreliable - send a UD or UC WQE to the wire
+ * @qp: the requester
+ * @wqe: the WQE at s_tail
+ *
+ * Return: the completion status: local errors only, as nobody answers.
+ */
+enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
+					  struct rvt_swqe *wqe)
+{
+	u32 mtu = rvt_qp_mtu(qp);
+	u32 off = 0;
+
+	if (wqe->length > mtu && qp->ibqp.qp_type != IB_QPT_UC)
+		return IB_WC_LOC_LEN_ERR;
+	if (rvt_req_sge(qp, wqe, 0))
+		return IB_WC_LOC_PROT_ERR;
+	do {
+		u32 len = min(mtu, wqe->length - off);
+		u8 opcode = rvt_req_opcode(qp, wqe, !off,
+					   off + len == wqe->length);
+
+		/* A packet the network drops is lost, as on the wire. */
+		rvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
+			       &qp->s_sge);
+		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		off += len;
+	} while (off < wqe->length);
+	rvt_sge_state_release(&qp->s_sge);
+	return IB_WC_SUCCESS;
+}
+
+static u32 rvt_sq_next(const struct rvt_qp *qp, u32 i)
+{
+	return i + 1 == qp->s_size ? 0 : i + 1;
+}
+
+static bool rvt_req_outstanding(const struct rvt_qp *qp)
+{
+	return qp->s_tail != qp->s_cur || qp->s_cur_off;
+}
+
+/**
+ * rvt_req_rewind - go back to a PSN and resend from there
+ * @qp: the RC requester
+ * @psn: the first PSN the responder has not accepted
+ *
+ * Finds the WQE that holds @psn and the byte offset of that packet.
+ */
+void rvt_req_rewind(struct rvt_qp *qp, u32 psn)
+{
+	u32 mtu = rvt_qp_mtu(qp);
+	u32 i = qp->s_tail;
+	struct rvt_swqe *wqe;
+
+	qp->s_rd_out = 0;
+	while (i != qp->s_cur || qp->s_cur_off) {
+		wqe = rvt_get_swqe_ptr(qp, i);
+		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0 &&
+		    rvt_psn_cmp(psn, wqe->psn) >= 0) {
+			qp->s_cur = i;
+			qp->s_cur_off = (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+					 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) ?
+					0 : min(((psn - wqe->psn) & RVT_PSN_MASK) * mtu,
+						wqe->length);
+			qp->s_psn = psn;
+			return;
+		}
+		if (rvt_wqe_is_rd_atomic(wqe))
+			qp->s_rd_out++;
+		if (i == qp->s_cur)
+			break;
+		i = rvt_sq_next(qp, i);
+	}
+	/* Nothing sent holds @psn: resume with what was not sent yet. */
+	qp->s_cur = i;
+	qp->s_cur_off = 0;
+	qp->s_psn = psn;
+}
+
+/**
+ * rvt_req_timeout - the local ACK timeout expired
+ * @qp: the RC requester
+ *
+ * Resends from the oldest unacknowledged PSN, or completes the oldest WQE
+ * with IB_WC_RETRY_EXC_ERR once retry_cnt retries are used up.
+ */
+void rvt_req_timeout(struct rvt_qp *qp)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+
+	if (!rvt_req_outstanding(qp) || qp->s_rnr_wait)
+		return;
+	rvt_count(rdi, RVT_CNT_ACK_TIMEOUTS, 1);
+	if (!qp->s_retry) {
+		rvt_comp_done(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->s_retry--;
+	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+	qp->s_rewind_psn = qp->s_psn;
+	qp->s_rewound = true;
+}
+
+/**
+ * rvt_ack_timer_fn - no ACK came in time: tell the engine
+ * @t: the QP's ack_timer
+ */
+void rvt_ack_timer_fn(struct timer_list *t)
+{
+	struct rvt_qp *qp = from_timer(qp, t, ack_timer);
+
+	set_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags);
+	rvt_schedule_send(qp);
+}
+
+/* Start the WQE at s_cur: its PSNs, or a local error found now. */
+static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			      u32 mtu)
+{
+	wqe->psn = qp->s_psn;
+	wqe->lpsn = rvt_psn_add(qp->s_psn, rvt_wqe_npkts(wqe, mtu) - 1);
+	wqe->wire_status = IB_WC_SUCCESS;
+	if (rvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
+		wqe->wire_status = IB_WC_LOC_QP_OP_ERR;
+	else if (wqe->opcode == IB_WR_RDMA_READ)
+		;	/* its list is written when the responses come */
+	else if (rvt_req_sge(qp, wqe, 0))
+		wqe->wire_status = IB_WC_LOC_PROT_ERR;
+	else
+		rvt_sge_state_release(&qp->s_sge);
+}
+
+/*
+ * Send packets of the WQE at s_cur from s_cur_off, as far as the window
+ * lets.  Return: whether the WQE is now fully sent.
+ */
+static bool rvt_req_send_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			     u32 mtu)
+{
+	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+
+	if (rvt_wqe_is_rd_atomic(wqe)) {
+		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
+			       qp->s_psn, qp->s_cur_off, 0, true, NULL);
+		qp->s_rd_out++;
+		/* The responses take the PSNs up to lpsn. */
+		qp->s_psn = rvt_psn_add(wqe->lpsn, 1);
+		return true;
+	}
+	if (rvt_req_sge(qp, wqe, qp->s_cur_off)) {
+		/* The list was fine when the WQE started: an MR went away. */
+		wqe->wire_status = IB_WC_LOC_PROT_ERR;
+		return true;
+	}
+	do {
+		u32 off = qp->s_cur_off;
+		u32 len = min(mtu, wqe->length - off);
+		bool last = off + len == wqe->length;
+		bool ackreq = last ||
+			      !(qp->s_psn % RVT_ACKREQ_EVERY) ||
+			      rvt_psn_add(qp->s_psn, 1) == window_end;
+
+		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, !off, last),
+			       qp->s_psn, off, len, ackreq, &qp->s_sge);
+		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		qp->s_cur_off = off + len;
+		if (last)
+			break;
+	} while (rvt_psn_cmp(qp->s_psn, window_end) < 0);
+	rvt_sge_state_release(&qp->s_sge);
+	return qp->s_cur_off == wqe->length;
+}
+
+/**
+ * rvt_req_send_rc - send what the RC window allows
+ * @qp: the RC requester, on the wire
+ *
+ * Return: whether it stopped because the window or the READ/atomic limit
+ * is full (an ACK will restart it) rather than for lack of WQEs.
+ */
+bool rvt_req_send_rc(struct rvt_qp *qp)
+{
+	u32 mtu = rvt_qp_mtu(qp);
+	bool full = false;
+
+	for (;;) {
+		u32 rd_max = max_t(u32, qp->attr.max_rd_atomic, 1);
+		enum ib_qp_state state;
+		struct rvt_swqe *wqe;
+		u32 head;
+
+		spin_lock_irq(&qp->s_lock);
+		state = qp->state;
+		head = qp->s_head;
+		spin_unlock_irq(&qp->s_lock);
+
+		if (qp->s_rnr_wait || qp->s_cur == head ||
+		    test_bit(RVT_S_STOPPED, &qp->s_flags))
+			break;
+		/* SQD: finish what was started, start nothing new. */
+		if (state != IB_QPS_RTS &&
+		    !(state == IB_QPS_SQD && qp->s_cur_off))
+			break;
+		if (rvt_psn_cmp(qp->s_psn, rvt_psn_add(qp->s_acked_psn,
+						       RVT_MAX_INFLIGHT)) >= 0) {
+			full = true;
+			break;
+		}
+		wqe = rvt_get_swqe_ptr(qp, qp->s_cur);
+		if (!qp->s_cur_off)
+			rvt_req_start_wqe(qp, wqe, mtu);
+		if (wqe->wire_status != IB_WC_SUCCESS) {
+			/*
+			 * It takes no PSN and completes, in order, once what
+			 * precedes it is acknowledged (comp.c).  Nothing after
+			 * it is sent: the QP is going to ERR.
+			 */
+			wqe->lpsn = rvt_psn_add(wqe->psn, RVT_PSN_MASK);
+			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+			qp->s_cur_off = 0;
+			set_bit(RVT_S_STOPPED, &qp->s_flags);
+			break;
+		}
+		if (rvt_wqe_is_rd_atomic(wqe) && qp->s_rd_out >= rd_max) {
+			full = true;
+			break;
+		}
+		if (rvt_req_send_wqe(qp, wqe, mtu)) {
+			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+			qp->s_cur_off = 0;
+		}
+		if (rvt_psn_cmp(qp->s_psn, qp->s_max_psn) > 0)
+			qp->s_max_psn = qp->s_psn;
+	}
+	if (rvt_req_outstanding(qp) && !qp->s_rnr_wait &&
+	    !timer_pending(&qp->ack_timer))
+		mod_timer(&qp->ack_timer,
+			  jiffies + rvt_ack_timeout(qp->attr.timeout));
+	return full;
+}

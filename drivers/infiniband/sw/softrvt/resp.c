@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The RoCEv2 responder: request packets become memory writes, receive
+ * completions, RDMA READ responses, atomic results and ACKs.
+ *
+ * An RC responder accepts exactly the PSN it expects.  A later one gets a
+ * sequence NAK (once per expected PSN); an earlier one is a duplicate: a
+ * SEND or WRITE is acknowledged again, a READ is executed again from its
+ * own RETH, an atomic is answered from the replay cache without being
+ * executed twice.  ACKs are coalesced: one per engine run, for the last
+ * PSN accepted, when a packet asked for one.
+ *
+ * A UC responder takes what arrives in order and drops the rest of a
+ * message with a gap; a UD responder checks the Q_Key and puts the IP
+ * header into the first 40 bytes of the receive buffer (the GRH space).
+ *
+ * Runs in the QP's engine, in process context: the copies into user
+ * memory hold no lock.
+ */
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/unaligned.h>
+
+#include "softrvt.h"
+#include "hdr.h"
+
+
+static bool rvt_op_first(u8 op)
+{
+	switch (op) {
+	case IB_OPCODE_SEND_FIRST:
+	case IB_OPCODE_SEND_ONLY:
+	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_ONLY_WITH_INVALIDATE:
+	case IB_OPCODE_RDMA_WRITE_FIRST:
+	case IB_OPCODE_RDMA_WRITE_ONLY:
+	case IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool rvt_op_last(u8 op)
+{
+	switch (op) {
+	case IB_OPCODE_SEND_LAST:
+	case IB_OPCODE_SEND_LAST_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_LAST_WITH_INVALIDATE:
+	case IB_OPCODE_SEND_ONLY:
+	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_ONLY_WITH_INVALIDATE:
+	case IB_OPCODE_RDMA_WRITE_LAST:
+	case IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE:
+	case IB_OPCODE_RDMA_WRITE_ONLY:
+	case IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool rvt_op_send(u8 op)
+{
+	return op <= IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE ||
+	       op == IB_OPCODE_SEND_LAST_WITH_INVALIDATE ||
+	       op == IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
+}
+
+/* Build and send an answer: ACK, NAK, READ response or atomic ACK. */
+static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
+			    u8 syndrome, u32 len, const u64 *orig)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u32 pad = (4 - len) & 3;
+	struct sk_buff *skb;
+	u16 mask;
+	u8 *p;
+
+	if (rvt_opcode_info(opcode, &mask))
+		return;
+	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + pad);
+	if (!skb)
+		return;
+	p = skb->data;
+	rvt_build_bth((struct rvt_bth *)p, opcode, false, pad, 0xffff,
+		      qp->attr.dest_qp_num, false, psn);
+	p += sizeof(struct rvt_bth);
+	if (mask & RVT_HDR_AETH) {
+		put_unaligned_be32((u32)syndrome << 24 |
+				   (qp->r_msn & RVT_BTH_PSN_MASK), p);
+		p += sizeof(struct rvt_aeth);
+	}
+	if (mask & RVT_HDR_ATMACK) {
+		put_unaligned_be64(*orig, p);
+		p += sizeof(struct rvt_atmack);
+	}
+	if (len)
+		rvt_copy_from_sge(p, &qp->r_sge, len);
+	memset(p + len, 0, pad);
+	rvt_xmit(rdi, &qp->s_av,
+		 rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
+				    qp->attr.dest_qp_num), skb);
+}
+
+static void rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
+{
+	rvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0, NULL);
+}
+
+/**
+ * rvt_resp_flush_ack - send the coalesced ACK, if one is owed
+ * @qp: the responder
+ */
+void rvt_resp_flush_ack(struct rvt_qp *qp)
+{
+	if (!qp->r_ack_pending)
+		return;
+	qp->r_ack_pending = false;
+	rvt_resp_ack(qp, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
+		     rvt_psn_add(qp->r_psn, RVT_PSN_MASK));
+}
+
+/**
+ * rvt_resp_reset - forget the responder's progress, for RESET and RTR
+ * @qp: the QP, its engine stopped
+ */
+void rvt_resp_reset(struct rvt_qp *qp)
+{
+	qp->r_msn = 0;
+	qp->r_nak_sent = false;
+	qp->r_ack_pending = false;
+	qp->r_in_msg = false;
+	qp->r_has_rwqe = false;
+	memset(qp->r_atomic, 0, sizeof(qp->r_atomic));
+}
+
+static void rvt_resp_recv_done(struct rvt_qp *qp, enum ib_wc_status status,
+			       struct ib_wc *wc, bool solicited)
+{
+	wc->wr_id = qp->r_wqe->wr_id;
+	wc->status = status;
+	wc->qp = &qp->ibqp;
+	wc->port_num = 1;
+	qp->r_has_rwqe = false;
+	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.recv_cq), wc,
+		     solicited || status != IB_WC_SUCCESS);
+}
+
+static void rvt_resp_recv_error(struct rvt_qp *qp, enum ib_wc_status status)
+{
+	struct ib_wc wc = { .opcode = IB_WC_RECV };
+
+	rvt_resp_recv_done(qp, status, &wc, true);
+}
+
+/* Take the receive WQE of a message.  Return: 0, -ENOENT, -EIO. */
+static int rvt_resp_take_rwqe(struct rvt_qp *qp)
+{
+	int ret;
+
+	if (qp->r_has_rwqe)
+		return 0;
+	ret = rvt_get_rwqe(qp, qp->r_wqe);
+	if (!ret)
+		qp->r_has_rwqe = true;
+	return ret;
+}
+
+/*
+ * A SEND packet's payload, r_len bytes into the receive WQE.
+ * Return: 0, -ENOENT without a receive WQE, or a NAK code.
+ */
+static int rvt_resp_send_payload(struct rvt_qp *qp, const u8 *payload,
+				 u32 len)
+{
+	int ret = rvt_resp_take_rwqe(qp);
+
+	if (ret == -ENOENT)
+		return ret;
+	if (ret)
+		return RVT_NAK_REM_OP;
+	if (rvt_sge_state_init(&qp->r_sge, qp->ibqp.pd, qp->r_wqe->sg_list,
+			       qp->r_wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
+		rvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
+		return RVT_NAK_REM_OP;
+	}
+	if (qp->r_sge.total_len - qp->r_len < len) {
+		rvt_sge_state_release(&qp->r_sge);
+		rvt_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
+		return RVT_NAK_INV_REQ;
+	}
+	rvt_sge_skip(&qp->r_sge, qp->r_len);
+	rvt_copy_to_sge(&qp->r_sge, payload, len);
+	rvt_sge_state_release(&qp->r_sge);
+	qp->r_len += len;
+	return 0;
+}
+
+/* A WRITE packet's payload, r_len bytes into the RETH's region. */
+static int rvt_resp_write_payload(struct rvt_qp *qp, const u8 *payload,
+				  u32 len)
+{
+	struct rvt_mr *mr;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		return RVT_NAK_REM_ACCESS;
+	if (qp->r_dma_len - qp->r_len < len)
+		return RVT_NAK_INV_REQ;
+	if (!len)
+		return 0;
+	if (rvt_mr_lookup(qp->ibqp.pd, qp->r_rkey, qp->r_va + qp->r_len, len,
+			  IB_ACCESS_REMOTE_WRITE, &mr))
+		return RVT_NAK_REM_ACCESS;
+	rvt_sge_state_init_one(&qp->r_sge, mr, qp->r_va + qp->r_len, len);
+	rvt_copy_to_sge(&qp->r_sge, payload, len);
+	rvt_sge_state_release(&qp->r_sge);
+	qp->r_len += len;
+	return 0;
+}
+
+/* Send the responses of a READ of @len bytes at @va, from PSN @psn. */
+static int rvt_resp_read(struct rvt_qp *qp, u32 psn, u64 va, u32 rkey,
+			 u32 len)
+{
+	u32 mtu = rvt_qp_mtu(qp);
+	struct rvt_mr *mr = NULL;
+	u32 off = 0;
+
+	if (!qp->attr.max_dest_rd_atomic)
+		return RVT_NAK_INV_REQ;
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
+		return RVT_NAK_REM_ACCESS;
+	if (len && rvt_mr_lookup(qp->ibqp.pd, rkey, va, len,
+				 IB_ACCESS_REMOTE_READ, &mr))
+		return RVT_NAK_REM_ACCESS;
+	rvt_sge_state_init_one(&qp->r_sge, mr, va, len);
+	do {
+		u32 n = min(mtu, len - off);
+		bool first = !off, last = off + n == len;
+		u8 op;
+
+		if (first && last)
+			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (first)
+			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (last)
+			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+		rvt_resp_answer(qp, op, psn, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
+				n, NULL);
+		psn = rvt_psn_add(psn, 1);
+		off += n;
+	} while (off < len);
+	rvt_sge_state_release(&qp->r_sge);
+	return 0;
+}
+
+static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
+			   const struct rvt_atmeth *ateth, bool fetch_add)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u64 va = get_unaligned_be64(&ateth->va);
+	u64 arg = get_unaligned_be64(&ateth->swap_add);
+	u64 cmp = get_unaligned_be64(&ateth->compare);
+	struct rvt_mr *mr;
+	u64 *target, old;
+	u32 avail;
+
+	if (!qp->attr.max_dest_rd_atomic || (va & (sizeof(u64) - 1)))
+		return RVT_NAK_INV_REQ;
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
+		return RVT_NAK_REM_ACCESS;
+	if (rvt_mr_lookup(qp->ibqp.pd, get_unaligned_be32(&ateth->rkey), va,
+			  sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr))
+		return RVT_NAK_REM_ACCESS;
+
+	target = rvt_mr_map(mr, va, sizeof(u64), &avail);
+	spin_lock(&rdi->atomic_lock);
+	old = READ_ONCE(*target);
+	if (fetch_add)
+		WRITE_ONCE(*target, old + arg);
+	else if (old == cmp)
+		WRITE_ONCE(*target, arg);
+	spin_unlock(&rdi->atomic_lock);
+	rvt_mr_unmap(mr, target);
+	rvt_put_mr(mr);
+
+	qp->r_atomic[qp->r_atomic_next].psn = psn;
+	qp->r_atomic[qp->r_atomic_next].orig = old;
+	qp->r_atomic[qp->r_atomic_next].valid = true;
+	qp->r_atomic_next = (qp->r_atomic_next + 1) % RVT_MAX_RD_ATOMIC;
+	rvt_resp_answer(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn,
+			RVT_AETH_ACK | RVT_AETH_NO_CREDIT, 0, &old);
+	return 0;
+}
+
+/* A connected responder's fatal error: NAK it and enter ERR. */
+static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
+{
+	enum ib_event_type event = IB_EVENT_QP_FATAL;
+
+	if (nak == RVT_NAK_REM_ACCESS)
+		event = IB_EVENT_QP_ACCESS_ERR;
+	else if (nak == RVT_NAK_INV_REQ)
+		event = IB_EVENT_QP_REQ_ERR;
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
+		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
+	}
+	if (qp->r_has_rwqe)
+		rvt_resp_recv_error(qp, IB_WC_REM_INV_REQ_ERR);
+	rvt_qp_set_error(qp, event);
+}
+
+static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
+			       struct rvt_pkt *pkt)
+{
+	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	u8 op = pkt->opcode & 0x1f;
+	int i;
+
+	rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DUP_REQUESTS, 1);
+	switch (op) {
+	case IB_OPCODE_RDMA_READ_REQUEST: {
+		const struct rvt_reth *reth = (const struct rvt_reth *)hdr;
+
+		/* Reads have no side effect: execute it again. */
+		rvt_resp_read(qp, pkt->psn, get_unaligned_be64(&reth->va),
+			      get_unaligned_be32(&reth->rkey),
+			      get_unaligned_be32(&reth->len));
+		return;
+	}
+	case IB_OPCODE_COMPARE_SWAP:
+	case IB_OPCODE_FETCH_ADD:
+		for (i = 0; i < RVT_MAX_RD_ATOMIC; i++) {
+			if (qp->r_atomic[i].valid &&
+			    qp->r_atomic[i].psn == pkt->psn) {
+				rvt_resp_answer(qp,
+						IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+						pkt->psn,
+						RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
+						0, &qp->r_atomic[i].orig);
+				return;
+			}
+		}
+		return;
+	default:
+		qp->r_ack_pending = true;
+		return;
+	}
+}
+
+/*
+ * A SEND or WRITE packet of the current message, in order.
+ * Return: 0, -ENOENT (no receive WQE: nothing was written), or a NAK code.
+ */
+static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
+			    struct rvt_pkt *pkt)
+{
+	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	const u8 *payload = skb->data + pkt->hdr_len;
+	u8 op = pkt->opcode & 0x1f;
+	u32 mtu = rvt_qp_mtu(qp);
+	struct ib_wc wc = {};
+	int ret;
+
+	if (rvt_op_first(op)) {
+		qp->r_len = 0;
+		qp->r_msg_op = op;
+	} else if (!qp->r_in_msg ||
+		   rvt_op_send(op) != rvt_op_send(qp->r_msg_op)) {
+		return RVT_NAK_INV_REQ;
+	}
+	/* Every packet but the last of a message carries a full MTU. */
+	if (rvt_op_last(op) ? pkt->payload_len > mtu :
+			      pkt->payload_len != mtu)
+		return RVT_NAK_INV_REQ;
+
+	if (rvt_op_send(op)) {
+		ret = rvt_resp_send_payload(qp, payload, pkt->payload_len);
+		if (ret)
+			return ret;
+		qp->r_in_msg = !rvt_op_last(op);
+		if (qp->r_in_msg)
+			return 0;
+		wc.opcode = IB_WC_RECV;
+		wc.byte_len = qp->r_len;
+	} else {
+		bool imm = pkt->mask & RVT_HDR_IMMDT;
+
+		if (pkt->mask & RVT_HDR_RETH) {
+			const struct rvt_reth *reth = (const void *)hdr;
+
+			qp->r_va = get_unaligned_be64(&reth->va);
+			qp->r_rkey = get_unaligned_be32(&reth->rkey);
+			qp->r_dma_len = get_unaligned_be32(&reth->len);
+		}
+		/* Take the WQE first: an RNR NAK must leave memory alone. */
+		if (imm) {
+			ret = rvt_resp_take_rwqe(qp);
+			if (ret)
+				return ret == -ENOENT ? ret : RVT_NAK_REM_OP;
+		}
+		ret = rvt_resp_write_payload(qp, payload, pkt->payload_len);
+		if (ret)
+			return ret;
+		qp->r_in_msg = !rvt_op_last(op);
+		if (qp->r_in_msg)
+			return 0;
+		if (qp->r_len != qp->r_dma_len)
+			return RVT_NAK_INV_REQ;
+		if (!imm)
+			return 0;
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = qp->r_dma_len;
+	}
+	if (pkt->mask & RVT_HDR_IMMDT) {
+		memcpy(&wc.ex.imm_data, skb->data + pkt->hdr_len - 4,
+		       sizeof(wc.ex.imm_data));
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	wc.src_qp = qp->attr.dest_qp_num;
+	rvt_resp_recv_done(qp, IB_WC_SUCCESS, &wc, pkt->se);
+	return 0;
+}
+
+static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
+			struct rvt_pkt *pkt)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	int diff = rvt_psn_cmp(pkt->psn, qp->r_psn);
+	u8 op = pkt->opcode & 0x1f;
+	u32 next = rvt_psn_add(pkt->psn, 1);
+	int ret;
+
+	if (diff > 0) {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		if (!qp->r_nak_sent) {
+			rvt_count(rdi, RVT_CNT_SEQ_NAKS_SENT, 1);
+			rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
+				     qp->r_psn);
+			qp->r_nak_sent = true;
+			qp->r_ack_pending = false;
+		}
+		return;
+	}
+	if (diff < 0) {
+		rvt_resp_duplicate(qp, skb, pkt);
+		return;
+	}
+
+	switch (op) {
+	case IB_OPCODE_RDMA_READ_REQUEST: {
+		const struct rvt_reth *reth = (const struct rvt_reth *)hdr;
+		u32 len = get_unaligned_be32(&reth->len);
+
+		if (qp->r_in_msg) {
+			ret = RVT_NAK_INV_REQ;
+			break;
+		}
+		ret = rvt_resp_read(qp, pkt->psn, get_unaligned_be64(&reth->va),
+				    get_unaligned_be32(&reth->rkey), len);
+		next = rvt_psn_add(pkt->psn,
+				   max(1U, DIV_ROUND_UP(len, rvt_qp_mtu(qp))));
+		/* The responses acknowledge what came before. */
+		if (!ret)
+			qp->r_ack_pending = false;
+		break;
+	}
+	case IB_OPCODE_COMPARE_SWAP:
+	case IB_OPCODE_FETCH_ADD:
+		ret = qp->r_in_msg ? RVT_NAK_INV_REQ :
+		      rvt_resp_atomic(qp, pkt->psn,
+				      (const struct rvt_atmeth *)hdr,
+				      op == IB_OPCODE_FETCH_ADD);
+		if (!ret)
+			qp->r_ack_pending = false;
+		break;
+	default:
+		ret = rvt_resp_message(qp, skb, pkt);
+		if (ret == -ENOENT) {
+			rvt_count(rdi, RVT_CNT_RNR_NAKS_SENT, 1);
+			rvt_resp_ack(qp, RVT_AETH_RNR_NAK |
+				     (qp->attr.min_rnr_timer &
+				      RVT_AETH_VALUE_MASK), pkt->psn);
+			qp->r_ack_pending = false;
+			return;
+		}
+		if (!ret && pkt->ackreq)
+			qp->r_ack_pending = true;
+		break;
+	}
+	if (ret) {
+		rvt_resp_fatal(qp, pkt->psn, ret);
+		return;
+	}
+	if (rvt_op_last(op) || op == IB_OPCODE_RDMA_READ_REQUEST ||
+	    op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD)
+		qp->r_msn = (qp->r_msn + 1) & RVT_BTH_PSN_MASK;
+	qp->r_psn = next;
+	qp->r_nak_sent = false;
+}
+
+static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
+			struct rvt_pkt *pkt)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u8 op = pkt->opcode & 0x1f;
+	int ret;
+
+	if (pkt->psn != qp->r_psn) {
+		/* Packets were lost: so is the message they belonged to. */
+		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		qp->r_in_msg = false;
+	}
+	qp->r_psn = rvt_psn_add(pkt->psn, 1);
+	if (rvt_op_first(op))
+		qp->r_in_msg = false;	/* a message cut short is dropped */
+	else if (!qp->r_in_msg)
+		return;
+
+	ret = rvt_resp_message(qp, skb, pkt);
+	if (ret) {
+		/* The receive WQE, if taken, serves the next message. */
+		rvt_count(rdi, ret == -ENOENT ? RVT_CNT_DROP_NO_RWQE :
+						RVT_CNT_DROP_BAD_HDR, 1);
+		qp->r_in_msg = false;
+	}
+}
+
+static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
+			struct rvt_pkt *pkt)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	const struct rvt_deth *deth = (const void *)(skb->data +
+						     sizeof(struct rvt_bth));
+	struct ib_wc wc = {
+		.opcode = IB_WC_RECV,
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.network_hdr_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 :
+						RDMA_NETWORK_IPV4,
+	};
+	u8 grh[RVT_GRH_BYTES] = {};
+	int ret;
+
+	if (get_unaligned_be32(&deth->qkey) != qp->attr.qkey) {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_QKEY, 1);
+		return;
+	}
+	ret = rvt_get_rwqe(qp, qp->r_wqe);
+	if (ret) {
+		rvt_count(rdi, RVT_CNT_DROP_NO_RWQE, 1);
+		return;
+	}
+	qp->r_has_rwqe = true;
+	if (rvt_sge_state_init(&qp->r_sge, qp->ibqp.pd, qp->r_wqe->sg_list,
+			       qp->r_wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
+		rvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (qp->r_sge.total_len < RVT_GRH_BYTES + pkt->payload_len) {
+		rvt_sge_state_release(&qp->r_sge);
+		rvt_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
+		return;
+	}
+	/* An IPv4 header goes in the last 20 bytes, as rxe and NICs do. */
+	if (pkt->ipv6)
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	else
+		memcpy(grh + RVT_GRH_BYTES - sizeof(struct iphdr), ip_hdr(skb),
+		       sizeof(struct iphdr));
+	rvt_copy_to_sge(&qp->r_sge, grh, sizeof(grh));
+	rvt_copy_to_sge(&qp->r_sge, skb->data + pkt->hdr_len,
+			pkt->payload_len);
+	rvt_sge_state_release(&qp->r_sge);
+
+	wc.byte_len = RVT_GRH_BYTES + pkt->payload_len;
+	wc.src_qp = get_unaligned_be32(&deth->sqp) & RVT_BTH_QPN_MASK;
+	if (pkt->mask & RVT_HDR_IMMDT) {
+		memcpy(&wc.ex.imm_data, skb->data + pkt->hdr_len - 4,
+		       sizeof(wc.ex.imm_data));
+		wc.wc_flags |= IB_WC_WITH_IMM;
+	}
+	rvt_resp_recv_done(qp, IB_WC_SUCCESS, &wc, pkt->se);
+}
+
+/**
+ * rvt_resp_packet - handle a request packet
+ * @qp: the responder
+ * @skb: the packet, data at the BTH; the caller frees it
+ */
+void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+
+	/* Receiving works in every state from RTR to SQE. */
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
+		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_STATE,
+			  1);
+		return;
+	}
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		rvt_resp_rc(qp, skb, pkt);
+		break;
+	case IB_QPT_UC:
+		rvt_resp_uc(qp, skb, pkt);
+		break;
+	default:
+		rvt_resp_ud(qp, skb, pkt);
+		break;
+	}
+}

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Namespaces and devices for the wire tests; sourced after lib.sh.
+#
+#   ns1 (w0 10.12.0.1, fd00:12::1, softrvt1) <-veth-> ns2 (w1 10.12.0.2,
+#   fd00:12::2, softrvt2): softrvt to softrvt.
+#   init (x0 10.13.0.1, fd00:13::1, rxe0) <-veth-> ns3 (x1 10.13.0.2,
+#   fd00:13::2, softrvt3): rxe to softrvt; rxe binds in the initial
+#   namespace only.
+
+export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
+
+# The GID index of an address on a device: DEV IPv4|IPv6-address
+gid_index() {
+	local dev=$1 addr=$2 want f
+	if [ "${addr#*:}" = "$addr" ]; then
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+			$(echo "$addr" | tr . ' '))
+	else
+		want=$(python3 -c 'import ipaddress,sys; e=ipaddress.ip_address(sys.argv[1]).exploded; print(e)' "$addr")
+	fi
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
+		   grep -q "RoCE v2" "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null; then
+			echo "${f##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+has_gid() { gid_index "$1" "$2" > /dev/null; }
+
+# ns DEV-IN-NS: NS NETDEV IBDEV IPv4 IPv6
+wire_ns_dev() {
+	local ns=$1 nd=$2 ib=$3 a4=$4 a6=$5
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set "$nd" up
+	ip -n "$ns" addr add "$a4/24" dev "$nd"
+	ip -n "$ns" addr add "$a6/64" dev "$nd" nodad
+	ns_exec "$ns" rdma link add "$ib" type softrvt netdev "$nd" &&
+		wait_for 100 has_gid "$ib" "$a4" &&
+		wait_for 100 has_gid "$ib" "$a6"
+}
+
+wire_setup() {
+	modprobe rdma_rxe
+	ip netns add ns1
+	ip netns add ns2
+	ip netns add ns3
+	ip link add w0 netns ns1 type veth peer name w1 netns ns2
+	wire_ns_dev ns1 w0 softrvt1 10.12.0.1 fd00:12::1 &&
+		wire_ns_dev ns2 w1 softrvt2 10.12.0.2 fd00:12::2 || return 1
+
+	ip link add x0 type veth peer name x1 netns ns3
+	ip link set x0 up
+	ip addr add 10.13.0.1/24 dev x0
+	ip addr add fd00:13::1/64 dev x0 nodad
+	rdma link add rxe0 type rxe netdev x0 &&
+		wait_for 100 has_gid rxe0 10.13.0.1 &&
+		wait_for 100 has_gid rxe0 fd00:13::1 &&
+		wire_ns_dev ns3 x1 softrvt3 10.13.0.2 fd00:13::2
+}
+
+wire_teardown() {
+	rdma link delete rxe0 2>/dev/null
+	ip link del x0 2>/dev/null
+	ip netns del ns1 2>/dev/null
+	ip netns del ns2 2>/dev/null
+	ip netns del ns3 2>/dev/null
+	wait_for 100 sh -c '! ls /sys/class/infiniband | grep -q .'
+	modprobe -r rdma_rxe 2>/dev/null
+	true
+}
+
+# Run a server in one namespace and its client in another; both must
+# succeed and the client's output must match WANT.
+# usage: wire_pair NAME WANT SNS SDEV SADDR CNS CDEV CADDR PROG ARGS...
+# "%G" in ARGS becomes the side's GID index, "%D" its device.
+wire_pair() {
+	local name=$1 want=$2 sns=$3 sdev=$4 saddr=$5 cns=$6 cdev=$7
+	local caddr=$8 prog=$9 log sgid cgid
+	shift 9
+	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)
+	mkdir -p "$OUT/wire"
+	sgid=$(gid_index "$sdev" "$saddr")
+	cgid=$(gid_index "$cdev" "$caddr")
+	local sargs=() cargs=() a
+	for a in "$@"; do
+		local sa=${a//%G/$sgid} ca=${a//%G/$cgid}
+		sargs+=("${sa//%D/$sdev}")
+		cargs+=("${ca//%D/$cdev}")
+	done
+	ns_exec "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}" \
+		> "$log.server" 2>&1 &
+	local spid=$!
+	if ! wait_for 100 ns_listening "$sns" 18515; then
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		fail "$name (server did not listen)"
+		return
+	fi
+	ns_exec "$cns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${cargs[@]}" \
+		"$saddr" > "$log.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -qE "$want" "$log.client"; then
+		pass "$name"
+	else
+		echo "--- $name: client rc=$crc server rc=$src"
+		tail -n 5 "$log.client" "$log.server"
+		fail "$name"
+	fi
+}
+
+# nsenter rather than `ip netns exec`, which mounts a sysfs each time: too
+# slow under TCG to poll with.
+ns_exec() { # NS|init CMD...
+	local ns=$1
+	shift
+	if [ "$ns" = init ]; then "$@"; else nsenter --net="/run/netns/$ns" "$@"; fi
+}
+
+ns_listening() { ns_exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 "; }

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# RoCEv2 on the wire: softrvt to softrvt across two network namespaces,
+# softrvt to rdma_rxe in both directions, loss and reordering with netem.
+# usage: wire-tests.sh [quick]
+set -u
+
+. scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
+
+iters="iters in"
+bw='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+lat='^ *[0-9]+ +[0-9]+ +([0-9.]+|inf) +([0-9.]+|inf) +([0-9.]+|inf)'
+
+# A CM program: server first, then the client; both must succeed.
+# usage: cm_pair NAME SNS CNS SERVER-CMD -- CLIENT-CMD
+cm_pair() {
+	local name=$1 sns=$2 cns=$3 log scmd=() ccmd=()
+	shift 3
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	ccmd=("$@")
+	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)
+	mkdir -p "$OUT/wire"
+	ns_exec "$sns" timeout 120 "${scmd[@]}" > "$log.server" 2>&1 &
+	local spid=$!
+	sleep 2
+	ns_exec "$cns" timeout 120 "${ccmd[@]}" > "$log.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ "$crc" = 0 ] && [ "$src" = 0 ]; then
+		pass "$name"
+	else
+		echo "--- $name: client rc=$crc server rc=$src"
+		tail -n 5 "$log.client" "$log.server"
+		fail "$name"
+	fi
+}
+
+# Every program between one server side and one client side.
+# usage: suite LABEL SNS SDEV SADDR CNS CDEV CADDR
+suite() {
+	local l=$1 s=("$2" "$3" "$4") c=("$5" "$6" "$7")
+	local size
+
+	for size in 1 4096 65536; do
+		wire_pair "$l: rc_pingpong -s $size" "$iters" "${s[@]}" "${c[@]}" \
+			ibv_rc_pingpong -d %D -g %G -s $size -n 100 -c
+	done
+	wire_pair "$l: uc_pingpong -s 4096" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_uc_pingpong -d %D -g %G -s 4096 -n 100 -c
+	wire_pair "$l: srq_pingpong -s 4096" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_srq_pingpong -d %D -g %G -s 4096 -n 100 -c
+	wire_pair "$l: ud_pingpong -s 1024" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_ud_pingpong -d %D -g %G -s 1024 -n 100 -c
+	wire_pair "$l: rc_pingpong -e" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_rc_pingpong -d %D -g %G -s 1024 -n 100 -e -c
+	[ "${QUICK:-}" ] && return
+	wire_pair "$l: ib_write_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_write_bw -d %D -x %G -F -s 65536 -n 200
+	wire_pair "$l: ib_read_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_read_bw -d %D -x %G -F -s 65536 -n 200
+	wire_pair "$l: ib_send_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_send_bw -d %D -x %G -F -s 65536 -n 200
+	wire_pair "$l: ib_atomic_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_atomic_bw -d %D -x %G -F -n 200
+	wire_pair "$l: ib_send_lat" "$lat" "${s[@]}" "${c[@]}" \
+		ib_send_lat -d %D -x %G -F -s 8 -n 200
+	cm_pair "$l: rping -v" "${s[0]}" "${c[0]}" \
+		rping -s -a "${s[2]}" -v -C 20 -- \
+		rping -c -a "${s[2]}" -v -C 20
+	cm_pair "$l: ucmatose" "${s[0]}" "${c[0]}" \
+		ucmatose -b "${s[2]}" -- ucmatose -s "${s[2]}"
+	cm_pair "$l: udaddy" "${s[0]}" "${c[0]}" \
+		udaddy -b "${s[2]}" -- udaddy -s "${s[2]}"
+}
+
+echo "== wire: setup"
+if ! wire_setup; then
+	fail "wire: namespaces, veths and devices"
+	rdma link show
+	exit 0
+fi
+pass "wire: namespaces, veths and devices"
+[ "${1:-}" = quick ] && QUICK=1
+
+echo "== wire: softrvt to softrvt"
+suite "srvt-srvt ipv4" ns1 softrvt1 10.12.0.1 ns2 softrvt2 10.12.0.2
+suite "srvt-srvt ipv6" ns1 softrvt1 fd00:12::1 ns2 softrvt2 fd00:12::2
+
+echo "== wire: softrvt and rxe"
+suite "rxe server, srvt client" init rxe0 10.13.0.1 ns3 softrvt3 10.13.0.2
+suite "srvt server, rxe client" ns3 softrvt3 10.13.0.2 init rxe0 10.13.0.1
+suite "rxe-srvt ipv6" init rxe0 fd00:13::1 ns3 softrvt3 fd00:13::2
+
+echo "== wire: counters"
+ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
+cat "$OUT/wire/stats"
+check "wire: rdma statistic counts packets both ways" \
+	sh -c "grep -Eq 'tx_packets [1-9]' $OUT/wire/stats && grep -Eq 'rx_packets [1-9]' $OUT/wire/stats"
+check "wire: no ICRC or header drops on a clean link" \
+	sh -c "grep -q 'drop_bad_icrc 0' $OUT/wire/stats && grep -q 'drop_bad_hdr 0' $OUT/wire/stats"
+
+echo "== wire: teardown"
+wire_teardown
+check "wire: every device removed with its namespace" \
+	sh -c '[ -z "$(ls /sys/class/infiniband)" ]'
