@@ -112,3 +112,86 @@ echo "limit for the same-device path: $(tests/bench_micro memcpy)"
 
 rdma link delete softrvt0
 rdma link delete rxe0
+ip link del a0
+ip link del b0
+
+# On the wire: softrvt to softrvt across two namespaces, against rxe (in
+# the initial namespace) to softrvt on an identical veth pair.
+. scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
+wire_setup > /dev/null 2>&1 || { echo "wire setup failed"; exit 1; }
+
+# One server/client run across namespaces; prints the client's output.
+# usage: ns_pair LOG SNS SDEV SADDR CNS CDEV PROG ARGS... (%D, %G as in
+# wire_pair)
+ns_pair() {
+	local log=$1 sns=$2 sdev=$3 saddr=$4 cns=$5 cdev=$6 prog=$7
+	shift 7
+	local sgid cgid sargs=() cargs=() a n=100
+	sgid=$(gid_index "$sdev" "$saddr")
+	cgid=$(gid_index "$cdev" "${saddr%.1}.2")
+	for a in "$@"; do
+		local sa=${a//%G/$sgid} ca=${a//%G/$cgid}
+		sargs+=("${sa//%D/$sdev}")
+		cargs+=("${ca//%D/$cdev}")
+	done
+	ns_exec "$sns" timeout 300 "$prog" "${sargs[@]}" > "$log.server" 2>&1 &
+	local spid=$!
+	while [ $n -gt 0 ] && ! ns_listening "$sns" 18515; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	ns_exec "$cns" timeout 300 "$prog" "${cargs[@]}" "$saddr" \
+		> "$log.client" 2>&1
+	wait "$spid"
+	cat "$log.client"
+}
+
+# The pair of devices each column uses: softrvt1 (ns1) serves softrvt2
+# (ns2); rxe0 (initial namespace) serves softrvt3 (ns3).
+wire_figure() { # COL LOG PROG ARGS...
+	local col=$1 log=$2 which try fig
+	shift 2
+	for which in srvt rxe; do
+		fig=n/a
+		for try in 1 2 3; do
+			if [ $which = srvt ]; then
+				fig=$(ns_pair "$log.$which" ns1 softrvt1 10.12.0.1 \
+					ns2 softrvt2 "$@" | perf_figure "$col")
+			else
+				fig=$(ns_pair "$log.$which" init rxe0 10.13.0.1 \
+					ns3 softrvt3 "$@" | perf_figure "$col")
+			fi
+			case "$fig" in
+			"" | 0 | 0.0 | 0.00 | 0.000 | inf | nan | -nan) fig=n/a ;;
+			*) break ;;
+			esac
+		done
+		echo "$fig" > "$LOG/fig.$which"
+	done
+}
+
+echo
+echo "On the wire, two namespaces joined by veth (RoCEv2, MTU 1024):"
+printf '%-28s %12s %12s %8s  %s\n' workload srvt-srvt rxe-srvt ratio unit
+for t in write read send; do
+	wire_figure 4 "$LOG/wire_${t}_bw" ib_${t}_bw -d %D -x %G -F -s 65536 -n 2000
+	report "ib_${t}_bw 65536" "MB/s (BW average)" \
+		"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
+done
+wire_figure 6 "$LOG/wire_send_lat" ib_send_lat -d %D -x %G -F -s 8 -n 2000
+report "ib_send_lat 8" "usec (t_avg; lower is better)" \
+	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
+for which in srvt rxe; do
+	if [ $which = srvt ]; then
+		set -- ns1 softrvt1 10.12.0.1 ns2 softrvt2
+	else
+		set -- init rxe0 10.13.0.1 ns3 softrvt3
+	fi
+	ns_pair "$LOG/wire_rc_pp.$which" "$@" ibv_rc_pingpong -d %D -g %G \
+		-s 65536 -n 500 | awk '/bytes in/ { print $(NF-1); exit }' \
+		> "$LOG/fig.$which"
+done
+report "ibv_rc_pingpong 65536" "Mbit/s" \
+	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
+wire_teardown > /dev/null 2>&1

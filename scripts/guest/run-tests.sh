@@ -79,6 +79,9 @@ fi
 echo "== verbs through libsoftrvt"
 scripts/guest/verbs-tests.sh
 
+echo "== RoCEv2 on the wire"
+scripts/guest/wire-tests.sh
+
 echo "== rdma link delete and netdev removal"
 check "link: device on the peer end" \
 	rdma link add softrvt1 type softrvt netdev v1

@@ -9,18 +9,41 @@
 
 export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
 
-# The GID index of an address on a device: DEV IPv4|IPv6-address
+# An IPv6 address written out as sysfs shows GIDs, without forking: the
+# guest runs under TCG and this is polled.
+expand6() {
+	local addr=$1 left right i n out=() l=() r=() w
+	if [[ $addr == *::* ]]; then
+		left=${addr%%::*}
+		right=${addr#*::}
+	else
+		left=$addr
+		right=
+	fi
+	IFS=: read -ra l <<< "$left"
+	IFS=: read -ra r <<< "$right"
+	n=$((8 - ${#l[@]} - ${#r[@]}))
+	for i in "${l[@]}"; do printf -v w %04x "0x$i"; out+=("$w"); done
+	for ((i = 0; i < n; i++)); do out+=(0000); done
+	for i in "${r[@]}"; do printf -v w %04x "0x$i"; out+=("$w"); done
+	local IFS=:
+	REPLY="${out[*]}"
+}
+
+# The index of a RoCE v2 GID of an address: DEV IPv4|IPv6-address
 gid_index() {
 	local dev=$1 addr=$2 want f
+	local d=/sys/class/infiniband/$dev/ports/1
 	if [ "${addr#*:}" = "$addr" ]; then
-		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-			$(echo "$addr" | tr . ' '))
+		IFS=. read -r a b c e <<< "$addr"
+		printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+			"$a" "$b" "$c" "$e"
 	else
-		want=$(python3 -c 'import ipaddress,sys; e=ipaddress.ip_address(sys.argv[1]).exploded; print(e)' "$addr")
+		expand6 "$addr"
+		want=$REPLY
 	fi
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		if [ "$(cat "$f" 2>/dev/null)" = "$want" ] &&
-		   grep -q "RoCE v2" "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null; then
+	for f in $(grep -lx "$want" "$d"/gids/* 2>/dev/null); do
+		if grep -q "RoCE v2" "$d/gid_attrs/types/${f##*/}" 2>/dev/null; then
 			echo "${f##*/}"
 			return 0
 		fi
@@ -61,13 +84,21 @@ wire_setup() {
 		wire_ns_dev ns3 x1 softrvt3 10.13.0.2 fd00:13::2
 }
 
+wire_devices_gone() {
+	local d
+	for d in softrvt1 softrvt2 softrvt3 rxe0; do
+		[ -e "/sys/class/infiniband/$d" ] && return 1
+	done
+	return 0
+}
+
 wire_teardown() {
 	rdma link delete rxe0 2>/dev/null
 	ip link del x0 2>/dev/null
 	ip netns del ns1 2>/dev/null
 	ip netns del ns2 2>/dev/null
 	ip netns del ns3 2>/dev/null
-	wait_for 100 sh -c '! ls /sys/class/infiniband | grep -q .'
+	wait_for 100 wire_devices_gone
 	modprobe -r rdma_rxe 2>/dev/null
 	true
 }
@@ -75,7 +106,9 @@ wire_teardown() {
 # Run a server in one namespace and its client in another; both must
 # succeed and the client's output must match WANT.
 # usage: wire_pair NAME WANT SNS SDEV SADDR CNS CDEV CADDR PROG ARGS...
-# "%G" in ARGS becomes the side's GID index, "%D" its device.
+# "%G" in ARGS becomes the side's GID index, "%D" its device.  The
+# programs' own TCP exchange goes to $WIRE_TCP_ADDR if set (their servers
+# listen on IPv4 only), else to SADDR.
 wire_pair() {
 	local name=$1 want=$2 sns=$3 sdev=$4 saddr=$5 cns=$6 cdev=$7
 	local caddr=$8 prog=$9 log sgid cgid
@@ -93,14 +126,14 @@ wire_pair() {
 	ns_exec "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}" \
 		> "$log.server" 2>&1 &
 	local spid=$!
-	if ! wait_for 100 ns_listening "$sns" 18515; then
+	if ! wait_for 300 ns_listening "$sns" 18515; then
 		kill "$spid" 2>/dev/null
 		wait "$spid"
 		fail "$name (server did not listen)"
 		return
 	fi
 	ns_exec "$cns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${cargs[@]}" \
-		"$saddr" > "$log.client" 2>&1
+		"${WIRE_TCP_ADDR:-$saddr}" > "$log.client" 2>&1
 	local crc=$?
 	wait "$spid"
 	local src=$?

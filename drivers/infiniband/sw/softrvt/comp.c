@@ -18,7 +18,6 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-
 static bool rvt_comp_sent(const struct rvt_qp *qp, u32 i)
 {
 	return i != qp->s_cur || qp->s_cur_off;
@@ -69,8 +68,7 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 	qp->s_rnr_retry = qp->attr.rnr_retry;
 	qp->s_rewound = false;
 	if (qp->s_tail != qp->s_cur || qp->s_cur_off)
-		mod_timer(&qp->ack_timer,
-			  jiffies + rvt_ack_timeout(qp->attr.timeout));
+		rvt_req_arm_ack_timer(qp);
 }
 
 /**
@@ -99,10 +97,13 @@ void rvt_comp_advance(struct rvt_qp *qp)
 		timer_delete(&qp->ack_timer);
 }
 
-/* Go back to @psn, once for each PSN, until the next progress. */
+/*
+ * Go back to @psn, once until the next progress: the answers still on
+ * their way to the old transmission would each ask for it again.
+ */
 static void rvt_comp_rewind(struct rvt_qp *qp, u32 psn)
 {
-	if (qp->s_rewound && qp->s_rewind_psn == psn)
+	if (qp->s_rewound)
 		return;
 	rvt_req_rewind(qp, psn);
 	qp->s_rewind_psn = psn;
@@ -206,6 +207,7 @@ static struct rvt_swqe *rvt_comp_responder_wqe(struct rvt_qp *qp, u32 psn,
 					       bool read)
 {
 	struct rvt_swqe *wqe;
+	bool is_read;
 
 	/* Everything before the response is implied acknowledged. */
 	rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK));
@@ -214,7 +216,8 @@ static struct rvt_swqe *rvt_comp_responder_wqe(struct rvt_qp *qp, u32 psn,
 	    rvt_psn_add(qp->s_acked_psn, 1) != psn)
 		return NULL;
 	wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
-	if (read != (wqe->opcode == IB_WR_RDMA_READ) ||
+	is_read = wqe->opcode == IB_WR_RDMA_READ;
+	if (read != is_read ||
 	    !rvt_wqe_is_rd_atomic(wqe) || wqe->wire_status != IB_WC_SUCCESS ||
 	    rvt_psn_cmp(psn, wqe->psn) < 0 || rvt_psn_cmp(psn, wqe->lpsn) > 0)
 		return NULL;
@@ -237,8 +240,9 @@ static void rvt_comp_read_response(struct rvt_qp *qp, struct rvt_pkt *pkt,
 	}
 	off = ((pkt->psn - wqe->psn) & RVT_PSN_MASK) * mtu;
 	last = pkt->psn == wqe->lpsn;
-	if (last != (op == IB_OPCODE_RDMA_READ_RESPONSE_LAST ||
-		     op == IB_OPCODE_RDMA_READ_RESPONSE_ONLY) ||
+	/* A READ is asked for in chunks: each one ends in LAST or ONLY. */
+	if ((last && op != IB_OPCODE_RDMA_READ_RESPONSE_LAST &&
+	     op != IB_OPCODE_RDMA_READ_RESPONSE_ONLY) ||
 	    pkt->payload_len != (last ? wqe->length - off : mtu)) {
 		rvt_comp_done(qp, IB_WC_BAD_RESP_ERR);
 		return;

@@ -17,10 +17,20 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-/* Request PSNs in flight before the requester waits for ACKs. */
-#define RVT_MAX_INFLIGHT	256
+/*
+ * Request PSNs in flight before the requester waits for ACKs.  Go-back-N
+ * resends what follows a loss, so a small window wastes less on a lossy
+ * path; a veth or a LAN does not need more.
+ */
+#define RVT_MAX_INFLIGHT	64
 /* Ask for an ACK at least this often within long messages. */
-#define RVT_ACKREQ_EVERY	32
+#define RVT_ACKREQ_EVERY	16
+/*
+ * An RDMA READ WQE is asked for in requests of at most this many packets:
+ * after a lost or reordered response, only the rest of one such request
+ * is asked and sent again, not the rest of a long READ.
+ */
+#define RVT_READ_CHUNK_PKTS	16
 /* P_Key of the default partition: RoCE has no other. */
 #define RVT_DEFAULT_PKEY	0xffff
 
@@ -117,7 +127,7 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
  */
 static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 			  u32 psn, u32 off, u32 len, bool ackreq,
-			  struct rvt_sge_state *ss)
+			  struct rvt_sge_state *ss, u32 dma_len)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
@@ -154,7 +164,7 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 
 		reth->va = cpu_to_be64(wqe->remote_addr + off);
 		reth->rkey = cpu_to_be32(wqe->rkey);
-		reth->len = cpu_to_be32(wqe->length - off);
+		reth->len = cpu_to_be32(dma_len);
 		p += sizeof(*reth);
 	}
 	if (mask & RVT_HDR_ATMETH) {
@@ -229,7 +239,7 @@ enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 
 		/* A packet the network drops is lost, as on the wire. */
 		rvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
-			       &qp->s_sge);
+			       &qp->s_sge, wqe->length - off);
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		off += len;
 	} while (off < wqe->length);
@@ -271,6 +281,9 @@ void rvt_req_rewind(struct rvt_qp *qp, u32 psn)
 					0 : min(((psn - wqe->psn) & RVT_PSN_MASK) * mtu,
 						wqe->length);
 			qp->s_psn = psn;
+			/* Resumed in its middle, it stays counted. */
+			if (qp->s_cur_off && rvt_wqe_is_rd_atomic(wqe))
+				qp->s_rd_out++;
 			return;
 		}
 		if (rvt_wqe_is_rd_atomic(wqe))
@@ -307,6 +320,33 @@ void rvt_req_timeout(struct rvt_qp *qp)
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
 	qp->s_rewind_psn = qp->s_psn;
 	qp->s_rewound = true;
+}
+
+/**
+ * rvt_req_arm_ack_timer - (re)start the local ACK timeout
+ * @qp: the RC requester
+ */
+void rvt_req_arm_ack_timer(struct rvt_qp *qp)
+{
+	qp->s_ack_deadline = jiffies + rvt_ack_timeout(qp->attr.timeout);
+	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
+}
+
+/**
+ * rvt_req_ack_timer_due - whether an expiry of the ACK timer still counts
+ * @qp: the RC requester
+ *
+ * The timer may fire while the engine is busy with answers that move the
+ * deadline: such an expiry is stale and only re-arms the timer.
+ *
+ * Return: true if the timeout really passed without progress.
+ */
+bool rvt_req_ack_timer_due(struct rvt_qp *qp)
+{
+	if (time_after_eq(jiffies, qp->s_ack_deadline))
+		return true;
+	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
+	return false;
 }
 
 /**
@@ -347,12 +387,32 @@ static bool rvt_req_send_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
 
+	if (wqe->opcode == IB_WR_RDMA_READ) {
+		u32 off = qp->s_cur_off;
+		/*
+		 * Chunks keep their first transmission's boundaries when
+		 * resent from a middle packet, so that a request the
+		 * responder already saw is never resent reaching past it.
+		 */
+		u32 pkts = RVT_READ_CHUNK_PKTS -
+			   (off / mtu) % RVT_READ_CHUNK_PKTS;
+		u32 len = min(wqe->length - off, pkts * mtu);
+
+		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
+			       qp->s_psn, off, 0, true, NULL, len);
+		if (!off)
+			qp->s_rd_out++;
+		/* The responses take a PSN each. */
+		qp->s_psn = rvt_psn_add(qp->s_psn,
+					max(1U, DIV_ROUND_UP(len, mtu)));
+		qp->s_cur_off = off + len;
+		return qp->s_cur_off == wqe->length;
+	}
 	if (rvt_wqe_is_rd_atomic(wqe)) {
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
-			       qp->s_psn, qp->s_cur_off, 0, true, NULL);
+			       qp->s_psn, 0, 0, true, NULL, 0);
 		qp->s_rd_out++;
-		/* The responses take the PSNs up to lpsn. */
-		qp->s_psn = rvt_psn_add(wqe->lpsn, 1);
+		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		return true;
 	}
 	if (rvt_req_sge(qp, wqe, qp->s_cur_off)) {
@@ -369,7 +429,8 @@ static bool rvt_req_send_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 			      rvt_psn_add(qp->s_psn, 1) == window_end;
 
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, !off, last),
-			       qp->s_psn, off, len, ackreq, &qp->s_sge);
+			       qp->s_psn, off, len, ackreq, &qp->s_sge,
+			       wqe->length - off);
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 		if (last)
@@ -429,7 +490,9 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			set_bit(RVT_S_STOPPED, &qp->s_flags);
 			break;
 		}
-		if (rvt_wqe_is_rd_atomic(wqe) && qp->s_rd_out >= rd_max) {
+		/* The limit counts WQEs: a READ's later chunks pass. */
+		if (rvt_wqe_is_rd_atomic(wqe) && !qp->s_cur_off &&
+		    qp->s_rd_out >= rd_max) {
 			full = true;
 			break;
 		}
@@ -442,7 +505,6 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 	}
 	if (rvt_req_outstanding(qp) && !qp->s_rnr_wait &&
 	    !timer_pending(&qp->ack_timer))
-		mod_timer(&qp->ack_timer,
-			  jiffies + rvt_ack_timeout(qp->attr.timeout));
+		rvt_req_arm_ack_timer(qp);
 	return full;
 }

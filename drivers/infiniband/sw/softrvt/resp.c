@@ -25,7 +25,6 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-
 static bool rvt_op_first(u8 op)
 {
 	switch (op) {

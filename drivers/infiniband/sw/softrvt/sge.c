@@ -173,6 +173,7 @@ void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len)
 		len -= n;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_copy_from_sge);
 
 /**
  * rvt_sge_skip - move a scatter list's cursor forward
@@ -190,3 +191,4 @@ void rvt_sge_skip(struct rvt_sge_state *ss, u32 len)
 		len -= n;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_sge_skip);

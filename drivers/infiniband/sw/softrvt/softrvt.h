@@ -34,7 +34,7 @@
 #define RVT_MAX_MR		65536
 #define RVT_MAX_INLINE		256
 #define RVT_MAX_AH		65536
-#define RVT_MAX_RD_ATOMIC	16
+#define RVT_MAX_RD_ATOMIC	128
 #define RVT_PORT_GID_TBL_LEN	128
 #define RVT_VENDOR_ID		0xffffff
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
@@ -293,6 +293,7 @@ struct rvt_qp {
 	u32 s_rd_out;			/* READ and atomic WQEs in flight */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
 	struct timer_list ack_timer;	/* the local ACK timeout */
+	unsigned long s_ack_deadline;	/* jiffies: when it is really due */
 
 	/* RoCEv2 responder, see resp.c; only the engine touches these. */
 	struct sk_buff_head r_pkts;	/* received, for the engine */
@@ -509,6 +510,8 @@ enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 void rvt_req_rewind(struct rvt_qp *qp, u32 psn);
 void rvt_req_timeout(struct rvt_qp *qp);
 void rvt_ack_timer_fn(struct timer_list *t);
+void rvt_req_arm_ack_timer(struct rvt_qp *qp);
+bool rvt_req_ack_timer_due(struct rvt_qp *qp);
 bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe);
 
 /* comp.c */
