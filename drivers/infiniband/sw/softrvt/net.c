@@ -425,7 +425,7 @@ int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
 
 		skb_reset_network_header(skb);
 		ip6_flow_hdr(ip6h, av->traffic_class,
-			     htonl(av->flow_label & IPV6_FLOWLABEL_MASK));
+			     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
 		ip6h->payload_len = udph->len;
 		ip6h->nexthdr = IPPROTO_UDP;
 		ip6h->hop_limit = av->hop_limit ?: 64;
