@@ -15,7 +15,7 @@
  * the retry limits allow to complete.
  *
  * usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]
- *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [SERVER_HOST]
+ *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [SERVER_HOST]
  *
  * Without SERVER_HOST it is the server. Prints "wire_xfer: OK ..." and
  * exits 0, or prints "wire_xfer: FAIL <reason>" (or "wire_xfer: TIMEOUT"
@@ -109,6 +109,7 @@ static struct {
 	unsigned int mtu;
 	enum ibv_mtu mtu_enum;
 	const char *host;	/* NULL: server */
+	bool no_read;		/* -R: WRITE and SEND only */
 } cfg = {
 	.port = "18515",
 	.total = 64ULL << 20,
@@ -869,7 +870,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]\n"
-"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [SERVER_HOST]\n"
+"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [SERVER_HOST]\n"
 "  -d DEV          RDMA device (default: the first one)\n"
 "  -g GIDIDX       source GID index on port 1 (default 0)\n"
 "  -p TCPPORT      TCP port of the side channel (default 18515)\n"
@@ -877,6 +878,7 @@ static void usage(FILE *f)
 "  -m MSG_BYTES    bytes per WR, must divide TOTAL (default 1M)\n"
 "  -t SECONDS      watchdog for the whole run (default 300)\n"
 "  -M MTU          path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
+"  -R              WRITE and SEND phases only; give it to both sides\n"
 "  SERVER_HOST     run as the client of this server; without it, serve\n"
 "Sizes take a K, M or G suffix (powers of 1024).\n");
 }
@@ -934,7 +936,7 @@ static void parse_args(int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:h")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:Rh")) != -1) {
 		switch (c) {
 		case 'd':
 			cfg.dev = optarg;
@@ -987,6 +989,10 @@ static void parse_args(int argc, char **argv)
 					 "or 4096", optarg);
 			}
 			cfg.mtu = v;
+			break;
+		case 'R':
+			/* Both sides must be given it: no READ phase. */
+			cfg.no_read = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1052,14 +1058,17 @@ int main(int argc, char **argv)
 	t1 = now();
 	phase_send(SEED_SEND ^ salt);
 	t2 = now();
-	phase_read(SEED_READ ^ salt);
+	if (!cfg.no_read)
+		phase_read(SEED_READ ^ salt);
 	t3 = now();
 	fprintf(stderr, "wire_xfer: write %.3f s, send %.3f s, read %.3f s\n",
 		t1 - t0, t2 - t1, t3 - t2);
 
 	teardown();
 	printf("wire_xfer: OK write=%" PRIu64 " send=%" PRIu64 " read=%" PRIu64
-	       " bytes MB/s=%.1f\n", cfg.total, cfg.total, cfg.total,
-	       3.0 * cfg.total / 1e6 / (t3 > t0 ? t3 - t0 : 1e-9));
+	       " bytes MB/s=%.1f\n", cfg.total, cfg.total,
+	       cfg.no_read ? 0 : cfg.total,
+	       (cfg.no_read ? 2.0 : 3.0) * cfg.total / 1e6 /
+	       (t3 > t0 ? t3 - t0 : 1e-9));
 	return 0;
 }
