@@ -98,6 +98,22 @@ echo "== wire: IPv6 GIDs"
 suite "srvt-srvt ipv6" ns1 softrvt1 fd00:12::1 ns2 softrvt2 fd00:12::2 10.12.0.1
 suite "rxe-srvt ipv6" init rxe0 fd00:13::1 ns3 softrvt3 fd00:13::2 10.13.0.1
 
+echo "== wire: transport errors on both sides"
+# One process drives a QP on each device: every packet crosses the veth.
+ig1=$(gid_index softrvt1 10.12.0.1)
+ig2=$(gid_index softrvt2 10.12.0.2)
+timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2" \
+	> "$OUT/wire/errors.tap" 2>&1
+erc=$?
+cat "$OUT/wire/errors.tap"
+while read -r line; do
+	case "$line" in
+	"not ok "*) fail "wire errors: ${line#not ok * - }" ;;
+	"ok "*) pass "wire errors: ${line#ok * - }" ;;
+	esac
+done < <(grep -E '^(not )?ok ' "$OUT/wire/errors.tap")
+check "wire errors: exits 0" [ "$erc" = 0 ]
+
 echo "== wire: counters"
 ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
 cat "$OUT/wire/stats"

@@ -1,0 +1,1153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * wire_errors: RC transport errors over the wire complete with the right
+ * statuses on both ends.
+ *
+ * One process opens two RDMA devices (normally softrvt devices in two
+ * network namespaces joined by a link; the process does not care) and
+ * connects RC QPs between them, so every request, ACK and NAK crosses the
+ * wire instead of the loopback path. Each case makes a fresh QP pair,
+ * provokes one transport error (a bad rkey, a READ past the MR, a QP
+ * without remote write, a receive too small, RNR with and without
+ * retries, a responder that never answers, a misaligned atomic) and checks
+ * the work completions (wr_id, status, opcode, byte_len), the QP states
+ * and the memory of both sides. A baseline case first shows that such a
+ * pair moves data correctly. Every wait is bounded: a missing completion
+ * fails its check instead of hanging.
+ *
+ * usage: wire_errors DEV_A GID_A DEV_B GID_B   prints TAP, exits 1 on any
+ *                                                failure
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define IB_PORT		1
+#define WAIT_MS		10000	/* for a completion or a QP state */
+#define RETRY_WAIT_MS	20000	/* for the transport retry case */
+#define BUF_SIZE	(64 * 1024)
+#define CQ_SIZE		64
+#define QP_DEPTH	16
+#define RD_ATOMIC	4
+#define PSN_A		0x00a0a0	/* A's first send PSN, B's receive PSN */
+#define PSN_B		0x00b0b0
+#define CANARY		0xee
+#define ATOMIC_OFF	32768	/* of the atomic target and result */
+#define ACC_REMOTE	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/* One device: A requests, B responds. */
+struct side {
+	const char *name;		/* "A" or "B" */
+	const char *dev;
+	int gid_index;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;		/* send and receive CQ of every QP */
+	struct ibv_mr *mr;
+	uint8_t *buf;			/* BUF_SIZE bytes, all of the MR */
+	union ibv_gid gid;
+};
+
+static struct side sa = { .name = "A" }, sb = { .name = "B" };
+
+struct pair {
+	struct ibv_qp *qa, *qb;
+};
+
+struct pair_cfg {
+	int a_access, b_access;		/* QP access flags */
+	uint8_t timeout, retry_cnt, rnr_retry;	/* of both QPs */
+	bool b_init_only;		/* B's QP stays in INIT */
+};
+
+/* TAP output */
+
+static int n_tests, n_failed;
+static const char *cur;		/* the running case, prefixed to its checks */
+static char details[8192];	/* printed as "# " lines by a failing check */
+static size_t details_len;
+
+static void __attribute__((format(printf, 1, 2))) detail(const char *fmt, ...)
+{
+	size_t room = sizeof(details) - details_len;
+	va_list ap;
+	int n;
+
+	if (room < 3)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(details + details_len, room - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	details_len += (size_t)n < room - 2 ? (size_t)n : room - 2;
+	details[details_len++] = '\n';
+	details[details_len] = '\0';
+}
+
+static void clear_details(void)
+{
+	details_len = 0;
+	details[0] = '\0';
+}
+
+static bool __attribute__((format(printf, 2, 3)))
+ok(bool cond, const char *fmt, ...)
+{
+	const char *line = details;
+	va_list ap;
+
+	n_tests++;
+	if (!cond)
+		n_failed++;
+	printf("%s %d - ", cond ? "ok" : "not ok", n_tests);
+	if (cur)
+		printf("%s: ", cur);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	while (!cond && *line) {
+		const char *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+
+		printf("# %.*s\n", len, line);
+		line += len + (end ? 1 : 0);
+	}
+	clear_details();
+	fflush(stdout);
+	return cond;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Data */
+
+/* A byte pattern with no short period, different for each seed. */
+static void pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static bool same(const uint8_t *got, const uint8_t *want, size_t n,
+		 const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (got[i] != want[i]) {
+			detail("%s: byte %zu of %zu is 0x%02x, want 0x%02x",
+			       what, i, n, got[i], want[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != v) {
+			detail("%s: byte %zu is 0x%02x, want 0x%02x untouched",
+			       what, i, p[i], v);
+			return false;
+		}
+	}
+	return true;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* A u64 in memory is @want; a detail if not. */
+static bool u64_is(const uint8_t *p, uint64_t want, const char *what)
+{
+	uint64_t got = get64(p);
+
+	if (got != want)
+		detail("%s is 0x%016llx, want 0x%016llx", what,
+		       (unsigned long long)got, (unsigned long long)want);
+	return got == want;
+}
+
+/* Completions */
+
+static void detail_wc(const char *what, const struct ibv_wc *wc)
+{
+	detail("%s: got wr_id 0x%llx status %s (%d) opcode %d byte_len %u qp_num 0x%x vendor_err 0x%x",
+	       what, (unsigned long long)wc->wr_id,
+	       ibv_wc_status_str(wc->status), wc->status, wc->opcode,
+	       wc->byte_len, wc->qp_num, wc->vendor_err);
+}
+
+/* Poll @s's CQ for one completion for up to @ms. */
+static bool wait_wc(struct side *s, struct ibv_wc *wc, int ms,
+		    const char *what)
+{
+	long long end = now_ms() + ms;
+
+	for (;;) {
+		int n = ibv_poll_cq(s->cq, 1, wc);
+
+		if (n == 1)
+			return true;
+		if (n < 0) {
+			detail("%s: ibv_poll_cq on %s returned %d", what,
+			       s->dev, n);
+			return false;
+		}
+		if (now_ms() > end) {
+			detail("%s: no completion within %d ms", what, ms);
+			return false;
+		}
+		usleep(100);
+	}
+}
+
+/*
+ * The next completion of @s's CQ, within @ms, is as expected.  With an
+ * error status only wr_id, status and qp_num are defined; with success
+ * opcode and byte_len too, unless given as -1.
+ */
+static bool expect_wc(struct side *s, const char *what, uint64_t wr_id,
+		      enum ibv_wc_status status, int opcode,
+		      long long byte_len, const struct ibv_qp *qp, int ms)
+{
+	struct ibv_wc wc;
+	bool good;
+
+	memset(&wc, 0, sizeof(wc));
+	if (!wait_wc(s, &wc, ms, what)) {
+		detail("%s: want wr_id 0x%llx status %s", what,
+		       (unsigned long long)wr_id, ibv_wc_status_str(status));
+		return false;
+	}
+	good = wc.wr_id == wr_id && wc.status == status &&
+	       wc.qp_num == qp->qp_num;
+	if (status == IBV_WC_SUCCESS) {
+		if (opcode >= 0 && (int)wc.opcode != opcode)
+			good = false;
+		if (byte_len >= 0 && wc.byte_len != (uint32_t)byte_len)
+			good = false;
+	}
+	if (!good) {
+		detail_wc(what, &wc);
+		detail("%s: want wr_id 0x%llx status %s (%d) opcode %d byte_len %lld qp_num 0x%x",
+		       what, (unsigned long long)wr_id,
+		       ibv_wc_status_str(status), status, opcode, byte_len,
+		       qp->qp_num);
+	}
+	return good;
+}
+
+/* @s's CQ holds no completion now. */
+static bool cq_empty(struct side *s, const char *what)
+{
+	struct ibv_wc wc;
+	int n = ibv_poll_cq(s->cq, 1, &wc);
+
+	if (n < 0)
+		detail("%s: ibv_poll_cq returned %d", what, n);
+	else if (n > 0)
+		detail_wc(what, &wc);
+	return n == 0;
+}
+
+/* Throw away what is left on @s's CQ, saying so in TAP comments. */
+static void drain(struct side *s)
+{
+	struct ibv_wc wc;
+
+	while (ibv_poll_cq(s->cq, 1, &wc) == 1)
+		printf("# %s: leftover completion on %s: wr_id 0x%llx status %s qp_num 0x%x\n",
+		       cur ? cur : "", s->name, (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status), wc.qp_num);
+}
+
+/* QPs */
+
+static const char *state_str(int state)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	if (state >= 0 && state < (int)(sizeof(names) / sizeof(names[0])) &&
+	    names[state])
+		return names[state];
+	return "?";
+}
+
+/* The QP's state, or -1 if ibv_query_qp fails. */
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE, &init);
+	if (ret) {
+		detail("ibv_query_qp QPN 0x%x: %s", qp->qp_num, strerror(ret));
+		return -1;
+	}
+	return a.qp_state;
+}
+
+/* @qp reaches @want within @ms; polled with ibv_query_qp. */
+static bool wait_state(struct ibv_qp *qp, enum ibv_qp_state want, int ms,
+		       const char *what)
+{
+	long long end = now_ms() + ms;
+	int state;
+
+	for (;;) {
+		state = qp_state(qp);
+		if (state == (int)want)
+			return true;
+		if (state < 0 || now_ms() > end)
+			break;
+		usleep(1000);
+	}
+	detail("%s: QP state %s (%d), want %s within %d ms", what,
+	       state_str(state), state, state_str(want), ms);
+	return false;
+}
+
+/* @qp is in @want now. */
+static bool state_is(struct ibv_qp *qp, enum ibv_qp_state want,
+		     const char *what)
+{
+	int state = qp_state(qp);
+
+	if (state != (int)want)
+		detail("%s: QP state %s (%d), want %s", what,
+		       state_str(state), state, state_str(want));
+	return state == (int)want;
+}
+
+static struct ibv_qp *make_qp(struct side *s)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.cap = {
+			.max_send_wr = QP_DEPTH,
+			.max_recv_wr = QP_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &ia);
+
+	if (!qp)
+		detail("ibv_create_qp on %s: %s", s->dev, strerror(errno));
+	return qp;
+}
+
+static bool modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		   const struct side *s, const char *to)
+{
+	int ret = ibv_modify_qp(qp, a, mask);
+
+	if (ret)
+		detail("ibv_modify_qp %s QPN 0x%x to %s (mask 0x%x): %s (%d)",
+		       s->name, qp->qp_num, to, mask, strerror(ret), ret);
+	return !ret;
+}
+
+static bool to_init(struct ibv_qp *qp, const struct side *s, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = IB_PORT,
+		.qp_access_flags = access,
+	};
+
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS, s, "INIT");
+}
+
+/* @s's @qp to RTR, connected to QPN @dest_qpn on @peer. */
+static bool to_rtr(struct ibv_qp *qp, const struct side *s,
+		   const struct side *peer, uint32_t dest_qpn, uint32_t rq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest_qpn,
+		.rq_psn = rq_psn,
+		.max_dest_rd_atomic = RD_ATOMIC,
+		.min_rnr_timer = 1,	/* 0.01 ms */
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = peer->gid,
+				.sgid_index = (uint8_t)s->gid_index,
+				.hop_limit = 64,
+			},
+			.port_num = IB_PORT,
+		},
+	};
+
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+		      s, "RTR");
+}
+
+static bool to_rts(struct ibv_qp *qp, const struct side *s,
+		   const struct pair_cfg *c, uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = c->timeout,
+		.retry_cnt = c->retry_cnt,
+		.rnr_retry = c->rnr_retry,
+		.sq_psn = sq_psn,
+		.max_rd_atomic = RD_ATOMIC,
+	};
+
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
+		      s, "RTS");
+}
+
+static struct pair_cfg default_cfg(void)
+{
+	struct pair_cfg c = {
+		.a_access = ACC_REMOTE,
+		.b_access = ACC_REMOTE,
+		.timeout = 14,		/* 67 ms */
+		.retry_cnt = 7,
+		.rnr_retry = 3,
+	};
+
+	return c;
+}
+
+/* A fresh QP pair: qa on A and qb on B, connected to each other. */
+static bool pair_up(struct pair *p, const struct pair_cfg *c)
+{
+	memset(p, 0, sizeof(*p));
+	p->qa = make_qp(&sa);
+	p->qb = p->qa ? make_qp(&sb) : NULL;
+	if (!p->qb)
+		return false;
+	if (!to_init(p->qa, &sa, c->a_access) ||
+	    !to_init(p->qb, &sb, c->b_access) ||
+	    !to_rtr(p->qa, &sa, &sb, p->qb->qp_num, PSN_B) ||
+	    !to_rts(p->qa, &sa, c, PSN_A))
+		return false;
+	if (c->b_init_only)
+		return true;
+	return to_rtr(p->qb, &sb, &sa, p->qa->qp_num, PSN_A) &&
+	       to_rts(p->qb, &sb, c, PSN_B);
+}
+
+/* Destroy the pair (a failure is a failed check) and drain both CQs. */
+static void pair_down(struct pair *p)
+{
+	bool good = true;
+	int ret;
+
+	clear_details();
+	ret = p->qa ? ibv_destroy_qp(p->qa) : 0;
+	if (ret) {
+		detail("ibv_destroy_qp A: %s", strerror(ret));
+		good = false;
+	}
+	ret = p->qb ? ibv_destroy_qp(p->qb) : 0;
+	if (ret) {
+		detail("ibv_destroy_qp B: %s", strerror(ret));
+		good = false;
+	}
+	if (!good)
+		ok(false, "destroy the QP pair");
+	/* No completion of a destroyed QP arrives after this. */
+	drain(&sa);
+	drain(&sb);
+	memset(p, 0, sizeof(*p));
+	cur = NULL;
+	clear_details();
+}
+
+/* Start a case: both buffers full of CANARY, a fresh pair per @c. */
+static bool case_begin(struct pair *p, const char *name,
+		       const struct pair_cfg *c)
+{
+	cur = name;
+	clear_details();
+	memset(sa.buf, CANARY, BUF_SIZE);
+	memset(sb.buf, CANARY, BUF_SIZE);
+	drain(&sa);
+	drain(&sb);
+	if (pair_up(p, c))
+		return true;
+	ok(false, "set up the QP pair");
+	pair_down(p);
+	return false;
+}
+
+/* Posting */
+
+static struct ibv_sge sge_of(const struct side *s, size_t off, uint32_t len)
+{
+	struct ibv_sge sg = {
+		.addr = (uintptr_t)(s->buf + off),
+		.length = len,
+		.lkey = s->mr->lkey,
+	};
+
+	return sg;
+}
+
+/* A receive of @len bytes at @off of B's buffer. */
+static bool post_recv(struct ibv_qp *qp, uint64_t wr_id, size_t off,
+		      uint32_t len)
+{
+	struct ibv_sge sg = sge_of(&sb, off, len);
+	struct ibv_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = &sg,
+		.num_sge = 1,
+	}, *bad = NULL;
+	int ret = ibv_post_recv(qp, &wr, &bad);
+
+	if (ret)
+		detail("ibv_post_recv B QPN 0x%x wr_id 0x%llx: %s (%d)",
+		       qp->qp_num, (unsigned long long)wr_id, strerror(ret),
+		       ret);
+	return !ret;
+}
+
+/* Post @wr (and the WRs chained to it) to A's @qp. */
+static bool post_send(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret = ibv_post_send(qp, wr, &bad);
+
+	if (ret)
+		detail("ibv_post_send A QPN 0x%x wr_id 0x%llx: %s (%d), bad_wr wr_id 0x%llx",
+		       qp->qp_num, (unsigned long long)wr->wr_id,
+		       strerror(ret), ret,
+		       bad ? (unsigned long long)bad->wr_id : 0ULL);
+	return !ret;
+}
+
+/* A signaled WR of @opcode over the one SGE @sg. */
+static struct ibv_send_wr wr_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
+				struct ibv_sge *sg)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sg,
+		.num_sge = 1,
+		.opcode = opcode,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+
+	return wr;
+}
+
+/* An RDMA WRITE or READ with @sg, at @off of B's buffer, with @rkey. */
+static struct ibv_send_wr rdma_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
+				  struct ibv_sge *sg, size_t off,
+				  uint32_t rkey)
+{
+	struct ibv_send_wr wr = wr_of(wr_id, opcode, sg);
+
+	wr.wr.rdma.remote_addr = (uintptr_t)(sb.buf + off);
+	wr.wr.rdma.rkey = rkey;
+	return wr;
+}
+
+/* An atomic into the 8 bytes at ATOMIC_OFF of A's buffer. */
+static struct ibv_send_wr atomic_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
+				    struct ibv_sge *sg, size_t off,
+				    uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr wr;
+
+	*sg = sge_of(&sa, ATOMIC_OFF, 8);
+	wr = wr_of(wr_id, opcode, sg);
+	wr.wr.atomic.remote_addr = (uintptr_t)(sb.buf + off);
+	wr.wr.atomic.rkey = sb.mr->rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return wr;
+}
+
+/* Cases */
+
+/* 1: SEND, RDMA WRITE, RDMA READ and the atomics succeed, right bytes. */
+static void case_baseline(void)
+{
+	const uint64_t v0 = 0x1111222233334444ull;
+	const uint64_t v1 = 0xaaaabbbbccccddddull;
+	struct pair_cfg c = default_cfg();
+	uint8_t *target = sb.buf + ATOMIC_OFF, *result = sa.buf + ATOMIC_OFF;
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted, done;
+
+	if (!case_begin(&p, "baseline", &c))
+		return;
+
+	/* SEND 3000 bytes into a 4096-byte receive at B's offset 0. */
+	pattern(sa.buf, 3000, 1);
+	sg = sge_of(&sa, 0, 3000);
+	wr = wr_of(0x101, IBV_WR_SEND, &sg);
+	posted = post_recv(p.qb, 0x1b1, 0, 4096) && post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x101, IBV_WC_SUCCESS, IBV_WC_SEND,
+			       -1, p.qa, WAIT_MS),
+	   "SEND 3000 bytes: A completes IBV_WC_SUCCESS, IBV_WC_SEND");
+	ok(posted && expect_wc(&sb, "B", 0x1b1, IBV_WC_SUCCESS, IBV_WC_RECV,
+			       3000, p.qb, WAIT_MS),
+	   "B's receive completes IBV_WC_SUCCESS, IBV_WC_RECV, byte_len 3000");
+	ok(posted && same(sb.buf, sa.buf, 3000, "B's receive buffer") &&
+	   all_bytes(sb.buf + 3000, 4096 - 3000, CANARY,
+		     "B past the message"),
+	   "B received the 3000 bytes, nothing past them");
+
+	/* RDMA WRITE 5000 bytes from A's 4096 to B's 8192. */
+	pattern(sa.buf + 4096, 5000, 2);
+	sg = sge_of(&sa, 4096, 5000);
+	wr = rdma_of(0x102, IBV_WR_RDMA_WRITE, &sg, 8192, sb.mr->rkey);
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x102, IBV_WC_SUCCESS,
+			       IBV_WC_RDMA_WRITE, -1, p.qa, WAIT_MS),
+	   "RDMA WRITE 5000 bytes: A completes IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE");
+	ok(posted && same(sb.buf + 8192, sa.buf + 4096, 5000, "B's target") &&
+	   all_bytes(sb.buf + 4096, 4096, CANARY, "B before the target") &&
+	   all_bytes(sb.buf + 13192, 16384 - 13192, CANARY,
+		     "B after the target"),
+	   "the 5000 bytes are in B's MR, nothing around them changed");
+
+	/* RDMA READ 5000 bytes from B's 16384 into A's 16384. */
+	pattern(sb.buf + 16384, 5000, 3);
+	sg = sge_of(&sa, 16384, 5000);
+	wr = rdma_of(0x103, IBV_WR_RDMA_READ, &sg, 16384, sb.mr->rkey);
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x103, IBV_WC_SUCCESS,
+			       IBV_WC_RDMA_READ, 5000, p.qa, WAIT_MS),
+	   "RDMA READ 5000 bytes: A completes IBV_WC_SUCCESS, IBV_WC_RDMA_READ, byte_len 5000");
+	ok(posted && same(sa.buf + 16384, sb.buf + 16384, 5000,
+			  "A's READ buffer") &&
+	   all_bytes(sa.buf + 21384, 24576 - 21384, CANARY,
+		     "A after the READ buffer"),
+	   "A read B's 5000 bytes, nothing past them");
+
+	/* Atomics on the u64 at B's ATOMIC_OFF. */
+	put64(target, v0);
+	wr = atomic_of(0x104, IBV_WR_ATOMIC_FETCH_AND_ADD, &sg, ATOMIC_OFF,
+		       0x10, 0);
+	done = post_send(p.qa, &wr) &&
+	       expect_wc(&sa, "A", 0x104, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, 8,
+			 p.qa, WAIT_MS);
+	ok(done, "FETCH_AND_ADD: A completes IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, byte_len 8");
+	ok(done && u64_is(result, v0, "returned value") &&
+	   u64_is(target, v0 + 0x10, "B's u64"),
+	   "FETCH_AND_ADD 0x10: old value returned, B's memory = old + 0x10");
+
+	wr = atomic_of(0x105, IBV_WR_ATOMIC_CMP_AND_SWP, &sg, ATOMIC_OFF,
+		       v0 + 0x10, v1);
+	done = post_send(p.qa, &wr) &&
+	       expect_wc(&sa, "A", 0x105, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP, 8,
+			 p.qa, WAIT_MS);
+	ok(done, "CMP_AND_SWP: A completes IBV_WC_SUCCESS, IBV_WC_COMP_SWAP, byte_len 8");
+	ok(done && u64_is(result, v0 + 0x10, "returned value") &&
+	   u64_is(target, v1, "B's u64"),
+	   "matching CMP_AND_SWP: old value returned, B's memory swapped");
+
+	put64(result, 0);
+	wr = atomic_of(0x106, IBV_WR_ATOMIC_CMP_AND_SWP, &sg, ATOMIC_OFF,
+		       1, 0x5555);
+	done = post_send(p.qa, &wr) &&
+	       expect_wc(&sa, "A", 0x106, IBV_WC_SUCCESS, IBV_WC_COMP_SWAP, 8,
+			 p.qa, WAIT_MS);
+	ok(done && u64_is(result, v1, "returned value") &&
+	   u64_is(target, v1, "B's u64"),
+	   "failing CMP_AND_SWP: old value returned, B's memory unchanged");
+	ok(all_bytes(sb.buf + ATOMIC_OFF - 8, 8, CANARY, "B before the u64") &&
+	   all_bytes(sb.buf + ATOMIC_OFF + 8, 8, CANARY, "B after the u64") &&
+	   all_bytes(sa.buf + ATOMIC_OFF + 8, 8, CANARY, "A after the result"),
+	   "the atomics changed only the 8 target and result bytes");
+	ok(cq_empty(&sb, "B's CQ"),
+	   "no completion on B for the WRITE, the READ and the atomics");
+	pair_down(&p);
+}
+
+/* 2 and 10: a bad rkey; B and A go to ERR, a SEND behind it flushes. */
+static void case_bad_rkey(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr, wr2;
+	struct ibv_sge sg, sg2;
+	uint32_t bad_rkey;
+	struct pair p;
+	bool posted;
+
+	if (!case_begin(&p, "bad rkey", &c))
+		return;
+	bad_rkey = sb.mr->rkey ^ 0x1000;
+	if (bad_rkey == sb.mr->lkey)
+		bad_rkey = sb.mr->rkey ^ 0x2000;
+	printf("# rkey 0x%08x, bad rkey 0x%08x\n", sb.mr->rkey, bad_rkey);
+
+	pattern(sa.buf, 2000, 4);
+	pattern(sa.buf + 4096, 100, 5);
+	sg = sge_of(&sa, 0, 2000);
+	sg2 = sge_of(&sa, 4096, 100);
+	wr = rdma_of(0x201, IBV_WR_RDMA_WRITE, &sg, 0, bad_rkey);
+	wr2 = wr_of(0x202, IBV_WR_SEND, &sg2);
+	wr.next = &wr2;
+	/* Both posted before any completion is polled. */
+	posted = post_recv(p.qb, 0x2b1, 8192, 4096) && post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x201, IBV_WC_REM_ACCESS_ERR, -1, -1,
+			       p.qa, WAIT_MS),
+	   "RDMA WRITE with rkey 0x%08x: A completes IBV_WC_REM_ACCESS_ERR",
+	   bad_rkey);
+	ok(posted && expect_wc(&sa, "A", 0x202, IBV_WC_WR_FLUSH_ERR, -1, -1,
+			       p.qa, WAIT_MS),
+	   "the SEND posted behind it completes IBV_WC_WR_FLUSH_ERR");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	ok(posted && wait_state(p.qa, IBV_QPS_ERR, WAIT_MS, "A"),
+	   "A's QP is in IBV_QPS_ERR");
+	ok(posted && expect_wc(&sb, "B", 0x2b1, IBV_WC_WR_FLUSH_ERR, -1, -1,
+			       p.qb, WAIT_MS),
+	   "B's receive is flushed, IBV_WC_WR_FLUSH_ERR: the SEND never landed");
+	ok(all_bytes(sb.buf, BUF_SIZE, CANARY, "B's buffer"),
+	   "nothing written to B's memory");
+	pair_down(&p);
+}
+
+/* 3: a READ reaching past B's MR. */
+static void case_read_past_mr(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted;
+
+	if (!case_begin(&p, "READ past the MR", &c))
+		return;
+	sg = sge_of(&sa, 0, 64);
+	wr = rdma_of(0x301, IBV_WR_RDMA_READ, &sg, BUF_SIZE - 8, sb.mr->rkey);
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x301, IBV_WC_REM_ACCESS_ERR, -1, -1,
+			       p.qa, WAIT_MS),
+	   "64 bytes from 8 before the end of B's MR: A completes IBV_WC_REM_ACCESS_ERR");
+	ok(posted && all_bytes(sa.buf, 4096, CANARY, "A's READ buffer"),
+	   "nothing written to A's READ buffer");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	pair_down(&p);
+}
+
+/* 4: a WRITE to a QP without IBV_ACCESS_REMOTE_WRITE. */
+static void case_qp_no_remote_write(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted;
+
+	c.b_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC;
+	if (!case_begin(&p, "QP without remote write", &c))
+		return;
+	pattern(sa.buf, 100, 6);
+	sg = sge_of(&sa, 0, 100);
+	wr = rdma_of(0x401, IBV_WR_RDMA_WRITE, &sg, 0, sb.mr->rkey);
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x401, IBV_WC_REM_ACCESS_ERR, -1, -1,
+			       p.qa, WAIT_MS),
+	   "RDMA WRITE with B's valid rkey: A completes IBV_WC_REM_ACCESS_ERR");
+	ok(posted && all_bytes(sb.buf, 4096, CANARY, "B's buffer"),
+	   "nothing written to B's memory");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	pair_down(&p);
+}
+
+/* 5: a SEND larger than the receive. */
+static void case_recv_too_small(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted;
+
+	if (!case_begin(&p, "receive too small", &c))
+		return;
+	pattern(sa.buf, 2000, 7);
+	sg = sge_of(&sa, 0, 2000);
+	wr = wr_of(0x501, IBV_WR_SEND, &sg);
+	posted = post_recv(p.qb, 0x5b1, 0, 1000) && post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x501, IBV_WC_REM_INV_REQ_ERR, -1,
+			       -1, p.qa, WAIT_MS),
+	   "SEND 2000 bytes into 1000: A completes IBV_WC_REM_INV_REQ_ERR");
+	ok(posted && expect_wc(&sb, "B", 0x5b1, IBV_WC_LOC_LEN_ERR, -1, -1,
+			       p.qb, WAIT_MS),
+	   "B's receive completes IBV_WC_LOC_LEN_ERR");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	ok(posted && all_bytes(sb.buf + 1000, BUF_SIZE - 1000, CANARY,
+			       "B past the receive"),
+	   "nothing written past B's receive buffer");
+	pair_down(&p);
+}
+
+/* 6: no receive at B and rnr_retry 0. */
+static void case_rnr_exceeded(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	long long t0;
+	struct pair p;
+	bool posted;
+
+	c.rnr_retry = 0;
+	if (!case_begin(&p, "RNR, rnr_retry 0", &c))
+		return;
+	pattern(sa.buf, 64, 8);
+	sg = sge_of(&sa, 0, 64);
+	wr = wr_of(0x601, IBV_WR_SEND, &sg);
+	t0 = now_ms();
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x601, IBV_WC_RNR_RETRY_EXC_ERR, -1,
+			       -1, p.qa, WAIT_MS),
+	   "SEND with no receive at B: A completes IBV_WC_RNR_RETRY_EXC_ERR");
+	printf("# RNR error after %lld ms\n", now_ms() - t0);
+	ok(posted && wait_state(p.qa, IBV_QPS_ERR, WAIT_MS, "A"),
+	   "A's QP goes to IBV_QPS_ERR");
+	ok(posted && state_is(p.qb, IBV_QPS_RTS, "B") &&
+	   cq_empty(&sb, "B's CQ"),
+	   "B's QP stays in IBV_QPS_RTS, no completion on B");
+	pair_down(&p);
+}
+
+/* 7: no receive at B at first, rnr_retry 7: the SEND waits for it. */
+static void case_rnr_recovered(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted, received;
+
+	c.rnr_retry = 7;	/* infinite */
+	if (!case_begin(&p, "RNR, rnr_retry 7", &c))
+		return;
+	pattern(sa.buf, 100, 9);
+	sg = sge_of(&sa, 0, 100);
+	wr = wr_of(0x701, IBV_WR_SEND, &sg);
+	posted = post_send(p.qa, &wr);
+	usleep(200 * 1000);
+	ok(posted && cq_empty(&sa, "A's CQ"),
+	   "SEND with no receive at B: nothing completes at A for 200 ms");
+	received = posted && post_recv(p.qb, 0x7b1, 0, 4096);
+	ok(received && expect_wc(&sa, "A", 0x701, IBV_WC_SUCCESS, IBV_WC_SEND,
+				 -1, p.qa, WAIT_MS),
+	   "once B posts a receive, A completes IBV_WC_SUCCESS, IBV_WC_SEND");
+	ok(received && expect_wc(&sb, "B", 0x7b1, IBV_WC_SUCCESS, IBV_WC_RECV,
+				 100, p.qb, WAIT_MS),
+	   "B's receive completes IBV_WC_SUCCESS, IBV_WC_RECV, byte_len 100");
+	ok(received && same(sb.buf, sa.buf, 100, "B's receive buffer") &&
+	   all_bytes(sb.buf + 100, 4096 - 100, CANARY, "B past the message"),
+	   "B received the 100 bytes, nothing past them");
+	pair_down(&p);
+}
+
+/* 8: B's QP stays in INIT and never answers: A's retries run out. */
+static void case_retry_exceeded(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	long long t0;
+	struct pair p;
+	bool posted;
+
+	c.timeout = 10;		/* 4.2 ms */
+	c.retry_cnt = 2;
+	c.b_init_only = true;
+	if (!case_begin(&p, "retries exceeded", &c))
+		return;
+	pattern(sa.buf, 64, 10);
+	sg = sge_of(&sa, 0, 64);
+	wr = wr_of(0x801, IBV_WR_SEND, &sg);
+	t0 = now_ms();
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x801, IBV_WC_RETRY_EXC_ERR, -1, -1,
+			       p.qa, RETRY_WAIT_MS),
+	   "SEND to a QP in INIT: A completes IBV_WC_RETRY_EXC_ERR");
+	printf("# retry error after %lld ms\n", now_ms() - t0);
+	ok(posted && wait_state(p.qa, IBV_QPS_ERR, WAIT_MS, "A"),
+	   "A's QP goes to IBV_QPS_ERR");
+	ok(posted && state_is(p.qb, IBV_QPS_INIT, "B") &&
+	   cq_empty(&sb, "B's CQ"),
+	   "B's QP is still in IBV_QPS_INIT, no completion on B");
+	pair_down(&p);
+}
+
+/* 9: FETCH_AND_ADD on an address that is not 8-byte aligned. */
+static void case_misaligned_atomic(void)
+{
+	const uint64_t v0 = 0x0102030405060708ull;
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted;
+
+	if (!case_begin(&p, "misaligned atomic", &c))
+		return;
+	put64(sb.buf + ATOMIC_OFF, v0);
+	wr = atomic_of(0x901, IBV_WR_ATOMIC_FETCH_AND_ADD, &sg,
+		       ATOMIC_OFF + 4, 1, 0);
+	posted = post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x901, IBV_WC_REM_INV_REQ_ERR, -1, -1,
+			       p.qa, WAIT_MS),
+	   "FETCH_AND_ADD at aligned + 4: A completes IBV_WC_REM_INV_REQ_ERR");
+	ok(posted && u64_is(sb.buf + ATOMIC_OFF, v0, "B's u64") &&
+	   all_bytes(sb.buf + ATOMIC_OFF + 8, 8, CANARY, "B after the u64") &&
+	   all_bytes(sa.buf + ATOMIC_OFF, 8, CANARY, "A's result"),
+	   "B's memory and A's result buffer unchanged");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	pair_down(&p);
+}
+
+/* Devices */
+
+static bool side_open(struct side *s, int mr_access)
+{
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	void *p;
+	int i, n, ret;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		detail("ibv_get_device_list: %s", strerror(errno));
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), s->dev))
+			break;
+	if (i == n)
+		detail("%s not among the %d devices libibverbs found", s->dev,
+		       n);
+	else if (!(s->ctx = ibv_open_device(list[i])))
+		detail("ibv_open_device %s: %s", s->dev, strerror(errno));
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		return false;
+
+	memset(&pa, 0, sizeof(pa));
+	ret = ibv_query_port(s->ctx, IB_PORT, &pa);
+	if (ret) {
+		detail("ibv_query_port %s: %s", s->dev, strerror(ret));
+		return false;
+	}
+	if (pa.state != IBV_PORT_ACTIVE) {
+		detail("%s port %d is %s", s->dev, IB_PORT,
+		       ibv_port_state_str(pa.state));
+		return false;
+	}
+	if (ibv_query_gid(s->ctx, IB_PORT, s->gid_index, &s->gid)) {
+		detail("ibv_query_gid %s index %d: %s", s->dev, s->gid_index,
+		       strerror(errno));
+		return false;
+	}
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd) {
+		detail("ibv_alloc_pd %s: %s", s->dev, strerror(errno));
+		return false;
+	}
+	s->cq = ibv_create_cq(s->ctx, CQ_SIZE, NULL, NULL, 0);
+	if (!s->cq) {
+		detail("ibv_create_cq %s: %s", s->dev, strerror(errno));
+		return false;
+	}
+	if (posix_memalign(&p, 4096, BUF_SIZE)) {
+		detail("posix_memalign %d bytes failed", BUF_SIZE);
+		return false;
+	}
+	s->buf = p;
+	memset(s->buf, CANARY, BUF_SIZE);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE, mr_access);
+	if (!s->mr) {
+		detail("ibv_reg_mr %s %d bytes access 0x%x: %s", s->dev,
+		       BUF_SIZE, mr_access, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Free whatever exists; false if anything fails. */
+static bool side_close(struct side *s)
+{
+	bool good = true;
+	int ret;
+
+	ret = s->mr ? ibv_dereg_mr(s->mr) : 0;
+	if (ret) {
+		detail("ibv_dereg_mr %s: %s", s->dev, strerror(ret));
+		good = false;
+	}
+	ret = s->cq ? ibv_destroy_cq(s->cq) : 0;
+	if (ret) {
+		detail("ibv_destroy_cq %s: %s", s->dev, strerror(ret));
+		good = false;
+	}
+	ret = s->pd ? ibv_dealloc_pd(s->pd) : 0;
+	if (ret) {
+		detail("ibv_dealloc_pd %s: %s", s->dev, strerror(ret));
+		good = false;
+	}
+	ret = s->ctx ? ibv_close_device(s->ctx) : 0;
+	if (ret) {
+		detail("ibv_close_device %s: %s", s->dev, strerror(errno));
+		good = false;
+	}
+	free(s->buf);
+	s->mr = NULL;
+	s->cq = NULL;
+	s->pd = NULL;
+	s->ctx = NULL;
+	s->buf = NULL;
+	return good;
+}
+
+static bool parse_index(const char *arg, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > 255)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+static const char *gid_str(const union ibv_gid *gid, char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	char ga[INET6_ADDRSTRLEN], gb[INET6_ADDRSTRLEN];
+	static const union ibv_gid zero_gid;
+	bool up;
+
+	if (argc != 5 || !parse_index(argv[2], &sa.gid_index) ||
+	    !parse_index(argv[4], &sb.gid_index)) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
+			"  e.g. %s softrvt1 1 softrvt2 1\n",
+			argc > 0 ? argv[0] : "wire_errors",
+			argc > 0 ? argv[0] : "wire_errors");
+		return 2;
+	}
+	sa.dev = argv[1];
+	sb.dev = argv[3];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
+
+	up = ok(side_open(&sa, IBV_ACCESS_LOCAL_WRITE),
+		"open A: %s, port %d ACTIVE, GID %d, PD, CQ, %d-byte MR",
+		sa.dev, IB_PORT, sa.gid_index, BUF_SIZE);
+	up = ok(side_open(&sb, ACC_REMOTE),
+		"open B: %s, port %d ACTIVE, GID %d, PD, CQ, %d-byte MR",
+		sb.dev, IB_PORT, sb.gid_index, BUF_SIZE) && up;
+	if (up) {
+		gid_str(&sa.gid, ga, sizeof(ga));
+		gid_str(&sb.gid, gb, sizeof(gb));
+		detail("A %s GID %s, B %s GID %s", sa.dev, ga, sb.dev, gb);
+		up = ok(strcmp(sa.dev, sb.dev) &&
+			memcmp(&sa.gid, &zero_gid, sizeof(zero_gid)) &&
+			memcmp(&sb.gid, &zero_gid, sizeof(zero_gid)) &&
+			memcmp(&sa.gid, &sb.gid, sizeof(sa.gid)),
+			"two devices with distinct, non-zero GIDs (A %s, B %s)",
+			ga, gb);
+	}
+	if (up) {
+		case_baseline();
+		case_bad_rkey();
+		case_read_past_mr();
+		case_qp_no_remote_write();
+		case_recv_too_small();
+		case_rnr_exceeded();
+		case_rnr_recovered();
+		case_retry_exceeded();
+		case_misaligned_atomic();
+	}
+
+	/* A device that never opened has nothing to check. */
+	if (sb.ctx)
+		ok(side_close(&sb), "close B: %s", sb.dev);
+	else
+		side_close(&sb);
+	if (sa.ctx)
+		ok(side_close(&sa), "close A: %s", sa.dev);
+	else
+		side_close(&sa);
+	printf("1..%d\n", n_tests);
+	return n_failed ? 1 : 0;
+}
