@@ -98,6 +98,14 @@ echo "== wire: IPv6 GIDs"
 suite "srvt-srvt ipv6" ns1 softrvt1 fd00:12::1 ns2 softrvt2 fd00:12::2 10.12.0.1
 suite "rxe-srvt ipv6" init rxe0 fd00:13::1 ns3 softrvt3 fd00:13::2 10.13.0.1
 
+echo "== wire: counters"
+ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
+cat "$OUT/wire/stats"
+check "wire: rdma statistic counts packets both ways" \
+	sh -c "grep -Eq 'tx_packets [1-9]' $OUT/wire/stats && grep -Eq 'rx_packets [1-9]' $OUT/wire/stats"
+check "wire: no ICRC or header drops on a clean link" \
+	sh -c "grep -q 'drop_bad_icrc 0' $OUT/wire/stats && grep -q 'drop_bad_hdr 0' $OUT/wire/stats"
+
 echo "== wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
 ig1=$(gid_index softrvt1 10.12.0.1)
@@ -113,14 +121,6 @@ while read -r line; do
 	esac
 done < <(grep -E '^(not )?ok ' "$OUT/wire/errors.tap")
 check "wire errors: exits 0" [ "$erc" = 0 ]
-
-echo "== wire: counters"
-ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
-cat "$OUT/wire/stats"
-check "wire: rdma statistic counts packets both ways" \
-	sh -c "grep -Eq 'tx_packets [1-9]' $OUT/wire/stats && grep -Eq 'rx_packets [1-9]' $OUT/wire/stats"
-check "wire: no ICRC or header drops on a clean link" \
-	sh -c "grep -q 'drop_bad_icrc 0' $OUT/wire/stats && grep -q 'drop_bad_hdr 0' $OUT/wire/stats"
 
 echo "== wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 10.12.0.2 10.12.0.1 \
