@@ -106,7 +106,6 @@ static void rvt_comp_rewind(struct rvt_qp *qp, u32 psn)
 	if (qp->s_rewound)
 		return;
 	rvt_req_rewind(qp, psn);
-	qp->s_rewind_psn = psn;
 	qp->s_rewound = true;
 }
 

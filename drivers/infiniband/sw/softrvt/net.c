@@ -48,12 +48,6 @@ struct rvt_net {
 static LIST_HEAD(rvt_nets);
 static DEFINE_MUTEX(rvt_nets_lock);
 
-static struct rvt_pkt *rvt_skb_pkt(struct sk_buff *skb)
-{
-	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
-	return (struct rvt_pkt *)skb->cb;
-}
-
 /**
  * rvt_pkt_of - the parsed headers of a received packet
  * @skb: a packet queued by the receive path
@@ -62,7 +56,8 @@ static struct rvt_pkt *rvt_skb_pkt(struct sk_buff *skb)
  */
 struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb)
 {
-	return rvt_skb_pkt(skb);
+	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
+	return (struct rvt_pkt *)skb->cb;
 }
 
 static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
@@ -94,7 +89,7 @@ static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
  */
 static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 {
-	struct rvt_pkt *pkt = rvt_skb_pkt(skb);
+	struct rvt_pkt *pkt = rvt_pkt_of(skb);
 	enum rvt_counter drop = RVT_CNT_DROP_BAD_HDR;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	struct udphdr *udph;

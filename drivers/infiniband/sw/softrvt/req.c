@@ -72,6 +72,22 @@ static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe, u32 mtu)
 	return max(1U, DIV_ROUND_UP(wqe->length, mtu));
 }
 
+/*
+ * SEND and RDMA WRITE number their packets alike from their FIRST opcode:
+ * FIRST, MIDDLE, LAST, LAST with immediate, ONLY, ONLY with immediate.
+ */
+static u8 rvt_msg_opcode(u8 first_op, bool first, bool last, bool imm)
+{
+	static_assert(IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE -
+		      IB_OPCODE_RDMA_WRITE_FIRST ==
+		      IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE - IB_OPCODE_SEND_FIRST);
+	if (first && last)
+		return first_op + 4 + imm;
+	if (first)
+		return first_op;
+	return first_op + (last ? 2 + imm : 1);
+}
+
 static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 			 bool first, bool last)
 {
@@ -87,21 +103,14 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 		base = IB_OPCODE_UC;
 		break;
 	default:
-		return IB_OPCODE_UD | (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
-					     IB_OPCODE_SEND_ONLY);
+		return IB_OPCODE_UD | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, true,
+						     true, imm);
 	}
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		if (first && last)
-			return base | (imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
-					     IB_OPCODE_RDMA_WRITE_ONLY);
-		if (first)
-			return base | IB_OPCODE_RDMA_WRITE_FIRST;
-		if (last)
-			return base | (imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
-					     IB_OPCODE_RDMA_WRITE_LAST);
-		return base | IB_OPCODE_RDMA_WRITE_MIDDLE;
+		return base | rvt_msg_opcode(IB_OPCODE_RDMA_WRITE_FIRST, first,
+					     last, imm);
 	case IB_WR_RDMA_READ:
 		return base | IB_OPCODE_RDMA_READ_REQUEST;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -109,15 +118,8 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return base | IB_OPCODE_FETCH_ADD;
 	default:
-		if (first && last)
-			return base | (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
-					     IB_OPCODE_SEND_ONLY);
-		if (first)
-			return base | IB_OPCODE_SEND_FIRST;
-		if (last)
-			return base | (imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
-					     IB_OPCODE_SEND_LAST);
-		return base | IB_OPCODE_SEND_MIDDLE;
+		return base | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, first, last,
+					     imm);
 	}
 }
 
@@ -318,7 +320,6 @@ void rvt_req_timeout(struct rvt_qp *qp)
 	}
 	qp->s_retry--;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
-	qp->s_rewind_psn = qp->s_psn;
 	qp->s_rewound = true;
 }
 

@@ -287,8 +287,7 @@ struct rvt_qp {
 	u32 s_psn;			/* next PSN to send */
 	u32 s_max_psn;			/* one past the highest PSN ever sent */
 	u32 s_acked_psn;		/* every PSN up to it is acknowledged */
-	u32 s_rewind_psn;		/* the last go-back-N target */
-	bool s_rewound;			/* s_rewind_psn is valid */
+	bool s_rewound;			/* went back, no progress since */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
 	u32 s_rd_out;			/* READ and atomic WQEs in flight */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
@@ -303,7 +302,6 @@ struct rvt_qp {
 	bool r_ack_pending;		/* an ACK for r_psn - 1 is owed */
 	bool r_in_msg;			/* within a multi-packet SEND or WRITE */
 	bool r_has_rwqe;		/* r_wqe holds the current SEND's WQE */
-	bool r_dropping;		/* UC: skipping the rest of a message */
 	u8 r_msg_op;			/* opcode of the message's first packet */
 	u32 r_len;			/* bytes of the current message so far */
 	u64 r_va;			/* current WRITE: target, key and length */
