@@ -247,6 +247,55 @@ static void psn_arithmetic_wraps(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rvt_psn_cmp(0x1000005, 5), 0);
 }
 
+/*
+ * The requester's map of answers placed past s_acked_psn: bits follow
+ * their PSNs across the 24-bit wrap, PSNs past the 64 it covers are not
+ * recorded, and moving the base consumes exactly the run of bits.
+ */
+static void psn_map_tracks_answers_across_the_wrap(struct kunit *test)
+{
+	u32 base = 0xfffffd;	/* s_acked_psn */
+	u64 map = 0;
+	u32 run;
+
+	map = rvt_psn_map_set(map, base, 0xffffff);	/* bit 1 */
+	map = rvt_psn_map_set(map, base, 0);		/* bit 2 */
+	map = rvt_psn_map_set(map, base, 3);		/* bit 5 */
+	KUNIT_EXPECT_EQ(test, map, 0x26ULL);
+	KUNIT_EXPECT_TRUE(test, rvt_psn_map_test(map, base, 0));
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 0xfffffe));
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 1));
+	/* The base itself and what lies before it are never in the map. */
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base, base));
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base, 0xfffff0));
+	/* 64 PSNs past the base is the last one recorded, 65 is not. */
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_set(0, base, rvt_psn_add(base, 64)),
+			BIT_ULL(63));
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_set(0, base, rvt_psn_add(base, 65)),
+			0ULL);
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base,
+						  rvt_psn_add(base, 65)));
+
+	/* No run while base + 1 (0xfffffe) is missing. */
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(map), 0U);
+	/* 0xfffffe comes in order: the base moves over it and the run. */
+	map = rvt_psn_map_shift(map, 1);
+	base = rvt_psn_add(base, 1);
+	run = rvt_psn_map_run(map);
+	KUNIT_EXPECT_EQ(test, run, 2U);
+	map = rvt_psn_map_shift(map, run);
+	base = rvt_psn_add(base, run);
+	KUNIT_EXPECT_EQ(test, base, 0U);
+	KUNIT_EXPECT_TRUE(test, rvt_psn_map_test(map, base, 3));
+	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 2));
+
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(U64_MAX), 64U);
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(0x7fffffffffffffffULL), 63U);
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(U64_MAX, 64), 0ULL);
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(U64_MAX, 1000), 0ULL);
+	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(0x30ULL, 4), 3ULL);
+}
+
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
@@ -255,6 +304,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(header_lengths),
 	KUNIT_CASE(malformed_packets_rejected),
 	KUNIT_CASE(psn_arithmetic_wraps),
+	KUNIT_CASE(psn_map_tracks_answers_across_the_wrap),
 	{}
 };
 

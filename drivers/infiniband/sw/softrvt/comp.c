@@ -9,6 +9,16 @@
  * and the requester goes back to it.  Answers to PSNs outside the window
  * in flight are duplicates and dropped.
  *
+ * READ responses and atomic ACKs are placed as they come, in any order,
+ * and remembered in s_rd_seen; s_acked_psn moves over them once the PSNs
+ * before them are in.  A gap is taken for a loss only when answers
+ * RVT_REORDER_SLACK PSNs past it arrived, so that a reordered network
+ * does not make the responder read everything again.
+ *
+ * Going back is decided while answers are handled but done by the
+ * engine after the batch (rvt_req_go_back()): an answer later in the
+ * batch may fill the gap.
+ *
  * Runs in the QP's engine, in process context.
  */
 
@@ -17,6 +27,9 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+
+/* Answers this many PSNs past a gap make it a loss rather than reordering. */
+#define RVT_REORDER_SLACK	32
 
 static bool rvt_comp_sent(const struct rvt_qp *qp, u32 i)
 {
@@ -58,15 +71,26 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 	}
 }
 
-/* s_acked_psn moved: the retry budgets start again. */
+/*
+ * Every PSN up to @psn is in: s_acked_psn moves there and over the
+ * answers placed beyond it, and the retry budgets start again.
+ */
 static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 {
+	u32 run;
+
 	if (rvt_psn_cmp(psn, qp->s_acked_psn) <= 0)
 		return;
-	qp->s_acked_psn = psn;
+	qp->s_rd_seen = rvt_psn_map_shift(qp->s_rd_seen,
+					  (psn - qp->s_acked_psn) &
+					  RVT_PSN_MASK);
+	run = rvt_psn_map_run(qp->s_rd_seen);
+	qp->s_rd_seen = rvt_psn_map_shift(qp->s_rd_seen, run);
+	qp->s_acked_psn = rvt_psn_add(psn, run);
 	qp->s_retry = qp->attr.retry_cnt;
 	qp->s_rnr_retry = qp->attr.rnr_retry;
 	qp->s_rewound = false;
+	qp->s_go_back = false;
 	if (qp->s_tail != qp->s_cur || qp->s_cur_off)
 		rvt_req_arm_ack_timer(qp);
 }
@@ -98,22 +122,22 @@ void rvt_comp_advance(struct rvt_qp *qp)
 }
 
 /*
- * Go back to @psn, once until the next progress: the answers still on
- * their way to the old transmission would each ask for it again.
+ * Go back to the oldest PSN not in, once until the next progress: the
+ * answers still on their way to the old transmission would each ask for
+ * it again.
  */
-static void rvt_comp_rewind(struct rvt_qp *qp, u32 psn)
+static void rvt_comp_rewind(struct rvt_qp *qp)
 {
-	if (qp->s_rewound)
-		return;
-	rvt_req_rewind(qp, psn);
-	qp->s_rewound = true;
+	if (!qp->s_rewound)
+		qp->s_go_back = true;
 }
 
 /*
  * The responder has accepted every PSN up to @psn.  A READ or atomic
- * stops the walk: only its responses acknowledge it.
+ * whose answers are not all in stops the walk: only they acknowledge
+ * it, and if @lost, the ACK says some of them were lost.
  */
-static void rvt_comp_ack(struct rvt_qp *qp, u32 psn)
+static void rvt_comp_ack(struct rvt_qp *qp, u32 psn, bool lost)
 {
 	u32 i = qp->s_tail;
 
@@ -123,19 +147,22 @@ static void rvt_comp_ack(struct rvt_qp *qp, u32 psn)
 		if (wqe->wire_status != IB_WC_SUCCESS ||
 		    rvt_psn_cmp(wqe->psn, psn) > 0)
 			break;
-		if (rvt_wqe_is_rd_atomic(wqe)) {
-			rvt_comp_progress(qp, rvt_psn_add(wqe->psn,
-							  RVT_PSN_MASK));
-			if (rvt_psn_cmp(psn, qp->s_acked_psn) > 0)
-				rvt_comp_rewind(qp,
-						rvt_psn_add(qp->s_acked_psn, 1));
-			return;
+		/* A WQE all in already waits for rvt_comp_advance(). */
+		if (rvt_psn_cmp(wqe->lpsn, qp->s_acked_psn) > 0) {
+			if (rvt_wqe_is_rd_atomic(wqe)) {
+				rvt_comp_progress(qp, rvt_psn_add(wqe->psn,
+								  RVT_PSN_MASK));
+				if (lost &&
+				    rvt_psn_cmp(psn, qp->s_acked_psn) > 0)
+					rvt_comp_rewind(qp);
+				return;
+			}
+			if (rvt_psn_cmp(wqe->lpsn, psn) > 0) {
+				rvt_comp_progress(qp, psn);
+				return;
+			}
+			rvt_comp_progress(qp, wqe->lpsn);
 		}
-		if (rvt_psn_cmp(wqe->lpsn, psn) > 0) {
-			rvt_comp_progress(qp, psn);
-			return;
-		}
-		rvt_comp_progress(qp, wqe->lpsn);
 		if (i == qp->s_cur)
 			break;
 		i = rvt_comp_next(qp, i);
@@ -163,11 +190,11 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 
 	switch (syndrome & RVT_AETH_TYPE_MASK) {
 	case RVT_AETH_ACK:
-		rvt_comp_ack(qp, psn);
+		rvt_comp_ack(qp, psn, true);
 		break;
 	case RVT_AETH_RNR_NAK:
 		rvt_count(rdi, RVT_CNT_RNR_NAKS_RCVD, 1);
-		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK));
+		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK), true);
 		rvt_comp_advance(qp);
 		if (!rvt_comp_sent(qp, qp->s_tail))
 			break;
@@ -177,18 +204,20 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 		}
 		if (qp->s_rnr_retry != RVT_RNR_RETRY_INFINITE)
 			qp->s_rnr_retry--;
-		rvt_req_rewind(qp, psn);
+		/* Not past @psn: a READ before it may still be unanswered. */
+		rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+		qp->s_go_back = false;
 		qp->s_rnr_wait = true;
 		timer_delete(&qp->ack_timer);
 		mod_timer(&qp->rnr_timer,
 			  jiffies + usecs_to_jiffies(rvt_rnr_usec[value]));
 		break;
 	case RVT_AETH_NAK:
-		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK));
+		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK), true);
 		rvt_comp_advance(qp);
 		if (value == RVT_NAK_PSN_SEQ) {
 			rvt_count(rdi, RVT_CNT_SEQ_NAKS_RCVD, 1);
-			rvt_comp_rewind(qp, psn);
+			rvt_comp_rewind(qp);
 			break;
 		}
 		rvt_count(rdi, RVT_CNT_ERR_NAKS_RCVD, 1);
@@ -201,95 +230,123 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 	}
 }
 
-/* The WQE at s_tail if it is the one a response with @psn answers. */
-static struct rvt_swqe *rvt_comp_responder_wqe(struct rvt_qp *qp, u32 psn,
-					       bool read)
+/* The sent READ or atomic WQE that an answer with @psn belongs to. */
+static struct rvt_swqe *rvt_comp_rd_wqe(struct rvt_qp *qp, u32 psn)
 {
-	struct rvt_swqe *wqe;
-	bool is_read;
+	u32 i = qp->s_tail;
 
-	/* Everything before the response is implied acknowledged. */
-	rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK));
-	rvt_comp_advance(qp);
-	if (!rvt_comp_sent(qp, qp->s_tail) ||
-	    rvt_psn_add(qp->s_acked_psn, 1) != psn)
-		return NULL;
-	wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
-	is_read = wqe->opcode == IB_WR_RDMA_READ;
-	if (read != is_read ||
-	    !rvt_wqe_is_rd_atomic(wqe) || wqe->wire_status != IB_WC_SUCCESS ||
-	    rvt_psn_cmp(psn, wqe->psn) < 0 || rvt_psn_cmp(psn, wqe->lpsn) > 0)
-		return NULL;
-	return wqe;
+	while (rvt_comp_sent(qp, i)) {
+		struct rvt_swqe *wqe = rvt_get_swqe_ptr(qp, i);
+
+		if (wqe->wire_status != IB_WC_SUCCESS ||
+		    rvt_psn_cmp(psn, wqe->psn) < 0)
+			return NULL;
+		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0)
+			return rvt_wqe_is_rd_atomic(wqe) ? wqe : NULL;
+		if (i == qp->s_cur)
+			break;
+		i = rvt_comp_next(qp, i);
+	}
+	return NULL;
 }
 
-static void rvt_comp_read_response(struct rvt_qp *qp, struct rvt_pkt *pkt,
-				   const u8 *payload)
+/* Check a READ response against its WQE and write its data. */
+static enum ib_wc_status rvt_comp_read_data(struct rvt_qp *qp,
+					    struct rvt_swqe *wqe,
+					    struct rvt_pkt *pkt,
+					    const u8 *payload)
 {
 	u8 op = pkt->opcode & 0x1f;
 	u32 mtu = rvt_qp_mtu(qp);
-	struct rvt_swqe *wqe;
-	bool last;
-	u32 off;
+	bool last = pkt->psn == wqe->lpsn;
+	u32 off = ((pkt->psn - wqe->psn) & RVT_PSN_MASK) * mtu;
 
-	wqe = rvt_comp_responder_wqe(qp, pkt->psn, true);
-	if (!wqe) {
-		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_PSN, 1);
-		return;
-	}
-	off = ((pkt->psn - wqe->psn) & RVT_PSN_MASK) * mtu;
-	last = pkt->psn == wqe->lpsn;
+	if (wqe->opcode != IB_WR_RDMA_READ)
+		return IB_WC_BAD_RESP_ERR;
 	/* A READ is asked for in chunks: each one ends in LAST or ONLY. */
 	if ((last && op != IB_OPCODE_RDMA_READ_RESPONSE_LAST &&
 	     op != IB_OPCODE_RDMA_READ_RESPONSE_ONLY) ||
-	    pkt->payload_len != (last ? wqe->length - off : mtu)) {
-		rvt_comp_done(qp, IB_WC_BAD_RESP_ERR);
-		return;
-	}
+	    pkt->payload_len != (last ? wqe->length - off : mtu))
+		return IB_WC_BAD_RESP_ERR;
 	if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
-			       wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
-		rvt_comp_done(qp, IB_WC_LOC_PROT_ERR);
-		return;
-	}
+			       wqe->num_sge, IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_LOC_PROT_ERR;
 	if (qp->s_sge.total_len < wqe->length) {
 		rvt_sge_state_release(&qp->s_sge);
-		rvt_comp_done(qp, IB_WC_LOC_LEN_ERR);
-		return;
+		return IB_WC_LOC_LEN_ERR;
 	}
 	rvt_sge_skip(&qp->s_sge, off);
 	rvt_copy_to_sge(&qp->s_sge, payload, pkt->payload_len);
 	rvt_sge_state_release(&qp->s_sge);
-	rvt_comp_progress(qp, pkt->psn);
-	if (last)
-		rvt_comp_done(qp, IB_WC_SUCCESS);
+	return IB_WC_SUCCESS;
 }
 
-static void rvt_comp_atomic_ack(struct rvt_qp *qp, struct rvt_pkt *pkt,
-				const struct rvt_atmack *atmack)
+/* Write an atomic's original value where its WQE wants it. */
+static enum ib_wc_status rvt_comp_atomic_data(struct rvt_qp *qp,
+					      struct rvt_swqe *wqe,
+					      const struct rvt_atmack *atmack)
 {
-	struct rvt_swqe *wqe;
 	u64 orig;
 
-	wqe = rvt_comp_responder_wqe(qp, pkt->psn, false);
-	if (!wqe) {
-		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_PSN, 1);
-		return;
-	}
+	if (wqe->opcode == IB_WR_RDMA_READ)
+		return IB_WC_BAD_RESP_ERR;
 	if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
-			       wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
-		rvt_comp_done(qp, IB_WC_LOC_PROT_ERR);
-		return;
-	}
+			       wqe->num_sge, IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_LOC_PROT_ERR;
 	if (qp->s_sge.total_len < sizeof(orig)) {
 		rvt_sge_state_release(&qp->s_sge);
-		rvt_comp_done(qp, IB_WC_LOC_LEN_ERR);
-		return;
+		return IB_WC_LOC_LEN_ERR;
 	}
 	orig = get_unaligned_be64(&atmack->orig);
 	rvt_copy_to_sge(&qp->s_sge, &orig, sizeof(orig));
 	rvt_sge_state_release(&qp->s_sge);
-	rvt_comp_progress(qp, pkt->psn);
-	rvt_comp_done(qp, IB_WC_SUCCESS);
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * A READ response (@atmack NULL) or an atomic ACK: place it, in or out
+ * of order.  One that cannot be placed fails its WQE when it is the
+ * oldest answer missing; out of order it is dropped and asked again.
+ */
+static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
+			       const u8 *payload,
+			       const struct rvt_atmack *atmack)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u32 psn = pkt->psn;
+	enum ib_wc_status status;
+	struct rvt_swqe *wqe;
+	u32 gap;
+
+	wqe = rvt_comp_rd_wqe(qp, psn);
+	if (!wqe || rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		return;
+	}
+	/* The responder took every request before this WQE's. */
+	rvt_comp_ack(qp, rvt_psn_add(wqe->psn, RVT_PSN_MASK), false);
+	rvt_comp_advance(qp);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return;
+
+	status = atmack ? rvt_comp_atomic_data(qp, wqe, atmack) :
+			  rvt_comp_read_data(qp, wqe, pkt, payload);
+	gap = (psn - qp->s_acked_psn - 1) & RVT_PSN_MASK;
+	if (status != IB_WC_SUCCESS) {
+		if (!gap && wqe == rvt_get_swqe_ptr(qp, qp->s_tail))
+			rvt_comp_done(qp, status);
+		else
+			rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
+		return;
+	}
+	if (!gap) {
+		rvt_comp_progress(qp, psn);
+		return;
+	}
+	rvt_count(rdi, RVT_CNT_REORDERED_ANSWERS, 1);
+	qp->s_rd_seen = rvt_psn_map_set(qp->s_rd_seen, qp->s_acked_psn, psn);
+	if (gap >= RVT_REORDER_SLACK)
+		rvt_comp_rewind(qp);
 }
 
 /**
@@ -326,8 +383,8 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 			rvt_comp_aeth(qp, pkt->psn, syndrome);
 			break;
 		}
-		rvt_comp_atomic_ack(qp, pkt, (const struct rvt_atmack *)
-				    (hdr + sizeof(struct rvt_aeth)));
+		rvt_comp_rd_answer(qp, pkt, NULL, (const struct rvt_atmack *)
+				   (hdr + sizeof(struct rvt_aeth)));
 		break;
 	case IB_OPCODE_RDMA_READ_RESPONSE_FIRST:
 	case IB_OPCODE_RDMA_READ_RESPONSE_MIDDLE:
@@ -338,7 +395,7 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 			rvt_comp_aeth(qp, pkt->psn, syndrome);
 			break;
 		}
-		rvt_comp_read_response(qp, pkt, skb->data + pkt->hdr_len);
+		rvt_comp_rd_answer(qp, pkt, skb->data + pkt->hdr_len, NULL);
 		break;
 	default:
 		/* A request opcode: resp.c has it. */

@@ -204,6 +204,7 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
 	[RVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
 	[RVT_CNT_DUP_REQUESTS].name = "dup_requests",
+	[RVT_CNT_REORDERED_ANSWERS].name = "reordered_answers",
 	[RVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
 	[RVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
 	[RVT_CNT_DROP_NO_QP].name = "drop_no_qp",

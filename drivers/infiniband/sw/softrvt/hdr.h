@@ -7,6 +7,7 @@
 #ifndef SOFTRVT_HDR_H
 #define SOFTRVT_HDR_H
 
+#include <linux/bitops.h>
 #include <linux/types.h>
 #include <rdma/ib_pack.h>
 
@@ -106,6 +107,36 @@ static inline int rvt_psn_cmp(u32 a, u32 b)
 static inline u32 rvt_psn_add(u32 psn, u32 n)
 {
 	return (psn + n) & RVT_BTH_PSN_MASK;
+}
+
+/*
+ * A map of the 64 PSNs after a base PSN: bit i stands for base + 1 + i.
+ * The requester keeps one of the answers it placed beyond s_acked_psn.
+ */
+static inline u64 rvt_psn_map_shift(u64 map, u32 n)
+{
+	return n >= 64 ? 0 : map >> n;
+}
+
+/* How many PSNs right after the base the map holds, without a gap. */
+static inline u32 rvt_psn_map_run(u64 map)
+{
+	return map == U64_MAX ? 64 : __ffs64(~map);
+}
+
+static inline bool rvt_psn_map_test(u64 map, u32 base, u32 psn)
+{
+	u32 bit = (psn - base - 1) & RVT_BTH_PSN_MASK;
+
+	return bit < 64 && (map & BIT_ULL(bit));
+}
+
+/* A PSN past the 64 the map covers is not recorded. */
+static inline u64 rvt_psn_map_set(u64 map, u32 base, u32 psn)
+{
+	u32 bit = (psn - base - 1) & RVT_BTH_PSN_MASK;
+
+	return bit < 64 ? map | BIT_ULL(bit) : map;
 }
 
 int rvt_opcode_info(u8 opcode, u16 *mask);

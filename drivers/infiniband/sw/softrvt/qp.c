@@ -435,6 +435,8 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 	qp->s_cur_off = 0;
 	qp->s_rd_out = 0;
 	qp->s_rewound = false;
+	qp->s_go_back = false;
+	qp->s_rd_seen = 0;
 }
 
 /**

@@ -321,6 +321,23 @@ void rvt_req_timeout(struct rvt_qp *qp)
 	qp->s_retry--;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
 	qp->s_rewound = true;
+	qp->s_go_back = false;
+}
+
+/**
+ * rvt_req_go_back - go back to the oldest PSN not in, if answers said so
+ * @qp: the RC requester
+ *
+ * comp.c decides it while it handles a batch of answers; the engine does
+ * it after the batch, as an answer later in the batch may fill the gap.
+ */
+void rvt_req_go_back(struct rvt_qp *qp)
+{
+	if (!qp->s_go_back)
+		return;
+	qp->s_go_back = false;
+	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+	qp->s_rewound = true;
 }
 
 /**
@@ -379,47 +396,73 @@ static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		rvt_sge_state_release(&qp->s_sge);
 }
 
+enum rvt_req_sent {
+	RVT_REQ_WQE_SENT,	/* the WQE's last packet is out */
+	RVT_REQ_WQE_PART,	/* the window ended within the WQE */
+	RVT_REQ_WINDOW_FULL,	/* a READ chunk did not fit: nothing sent */
+};
+
 /*
- * Send packets of the WQE at s_cur from s_cur_off, as far as the window
- * lets.  Return: whether the WQE is now fully sent.
+ * Ask for the next chunk of the READ at s_cur.  A chunk is asked only
+ * whole within the window, so that each of its responses has a bit in
+ * s_rd_seen; after going back, the responses already in are skipped.
  */
-static bool rvt_req_send_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
-			     u32 mtu)
+static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
+					   struct rvt_swqe *wqe, u32 mtu)
+{
+	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+	u32 off = qp->s_cur_off;
+	u32 psn = qp->s_psn;
+	u32 pkts, len;
+
+	while (off < wqe->length &&
+	       rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
+		off += min(mtu, wqe->length - off);
+		psn = rvt_psn_add(psn, 1);
+	}
+	/*
+	 * Chunks keep their first transmission's boundaries when resent
+	 * from a middle packet, so that a request the responder already
+	 * saw is never resent reaching past it.
+	 */
+	pkts = RVT_READ_CHUNK_PKTS - (off / mtu) % RVT_READ_CHUNK_PKTS;
+	len = min(wqe->length - off, pkts * mtu);
+	pkts = max(1U, DIV_ROUND_UP(len, mtu));
+	if (off && off == wqe->length)
+		pkts = 0;	/* every response is in */
+	else if (rvt_psn_cmp(rvt_psn_add(psn, pkts - 1), window_end) > 0)
+		return RVT_REQ_WINDOW_FULL;
+	if (!qp->s_cur_off)
+		qp->s_rd_out++;
+	if (pkts)
+		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
+			       psn, off, 0, true, NULL, len);
+	/* The responses take a PSN each. */
+	qp->s_psn = rvt_psn_add(psn, pkts);
+	qp->s_cur_off = off + len;
+	return qp->s_cur_off == wqe->length ? RVT_REQ_WQE_SENT :
+					      RVT_REQ_WQE_PART;
+}
+
+/* Send the WQE at s_cur from s_cur_off on, as far as the window lets. */
+static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
+					  struct rvt_swqe *wqe, u32 mtu)
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
 
-	if (wqe->opcode == IB_WR_RDMA_READ) {
-		u32 off = qp->s_cur_off;
-		/*
-		 * Chunks keep their first transmission's boundaries when
-		 * resent from a middle packet, so that a request the
-		 * responder already saw is never resent reaching past it.
-		 */
-		u32 pkts = RVT_READ_CHUNK_PKTS -
-			   (off / mtu) % RVT_READ_CHUNK_PKTS;
-		u32 len = min(wqe->length - off, pkts * mtu);
-
-		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
-			       qp->s_psn, off, 0, true, NULL, len);
-		if (!off)
-			qp->s_rd_out++;
-		/* The responses take a PSN each. */
-		qp->s_psn = rvt_psn_add(qp->s_psn,
-					max(1U, DIV_ROUND_UP(len, mtu)));
-		qp->s_cur_off = off + len;
-		return qp->s_cur_off == wqe->length;
-	}
+	if (wqe->opcode == IB_WR_RDMA_READ)
+		return rvt_req_send_read(qp, wqe, mtu);
 	if (rvt_wqe_is_rd_atomic(wqe)) {
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
 			       qp->s_psn, 0, 0, true, NULL, 0);
 		qp->s_rd_out++;
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
-		return true;
+		return RVT_REQ_WQE_SENT;
 	}
 	if (rvt_req_sge(qp, wqe, qp->s_cur_off)) {
 		/* The list was fine when the WQE started: an MR went away. */
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
-		return true;
+		return RVT_REQ_WQE_SENT;
 	}
 	do {
 		u32 off = qp->s_cur_off;
@@ -438,7 +481,8 @@ static bool rvt_req_send_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 			break;
 	} while (rvt_psn_cmp(qp->s_psn, window_end) < 0);
 	rvt_sge_state_release(&qp->s_sge);
-	return qp->s_cur_off == wqe->length;
+	return qp->s_cur_off == wqe->length ? RVT_REQ_WQE_SENT :
+					      RVT_REQ_WQE_PART;
 }
 
 /**
@@ -455,6 +499,7 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 
 	for (;;) {
 		u32 rd_max = max_t(u32, qp->attr.max_rd_atomic, 1);
+		enum rvt_req_sent sent;
 		enum ib_qp_state state;
 		struct rvt_swqe *wqe;
 		u32 head;
@@ -497,7 +542,12 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			full = true;
 			break;
 		}
-		if (rvt_req_send_wqe(qp, wqe, mtu)) {
+		sent = rvt_req_send_wqe(qp, wqe, mtu);
+		if (sent == RVT_REQ_WINDOW_FULL) {
+			full = true;
+			break;
+		}
+		if (sent == RVT_REQ_WQE_SENT) {
 			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
 			qp->s_cur_off = 0;
 		}

@@ -572,6 +572,7 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
 	if (test_and_clear_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags) &&
 	    rvt_req_ack_timer_due(qp))
 		rvt_req_timeout(qp);
+	rvt_req_go_back(qp);
 	rvt_req_send_rc(qp);
 	rvt_comp_advance(qp);
 

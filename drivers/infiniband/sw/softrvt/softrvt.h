@@ -60,6 +60,7 @@ enum rvt_counter {
 	RVT_CNT_ERR_NAKS_SENT,
 	RVT_CNT_ERR_NAKS_RCVD,
 	RVT_CNT_DUP_REQUESTS,
+	RVT_CNT_REORDERED_ANSWERS,
 	RVT_CNT_DROP_BAD_ICRC,
 	RVT_CNT_DROP_BAD_HDR,
 	RVT_CNT_DROP_NO_QP,
@@ -288,6 +289,8 @@ struct rvt_qp {
 	u32 s_max_psn;			/* one past the highest PSN ever sent */
 	u32 s_acked_psn;		/* every PSN up to it is acknowledged */
 	bool s_rewound;			/* went back, no progress since */
+	bool s_go_back;			/* an answer showed a loss: go back */
+	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
 	u32 s_rd_out;			/* READ and atomic WQEs in flight */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
@@ -506,6 +509,7 @@ bool rvt_req_send_rc(struct rvt_qp *qp);
 enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe);
 void rvt_req_rewind(struct rvt_qp *qp, u32 psn);
+void rvt_req_go_back(struct rvt_qp *qp);
 void rvt_req_timeout(struct rvt_qp *qp);
 void rvt_ack_timer_fn(struct timer_list *t);
 void rvt_req_arm_ack_timer(struct rvt_qp *qp);
