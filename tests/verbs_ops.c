@@ -26,6 +26,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tap.h"
+
 #define WAIT_MS		5000	/* for anything that must happen */
 #define QUIET_MS	300	/* for anything that must not */
 #define QKEY		0x11111111
@@ -43,72 +45,6 @@ static int gid_index = 1;
 static enum ibv_mtu path_mtu = IBV_MTU_1024;
 static size_t page_size;
 
-/* TAP output */
-
-static int n_tests, n_failed;
-static const char *cur;		/* the running case, prefixed to its checks */
-static char details[8192];	/* printed as "# " lines by a failing check */
-static size_t details_len;
-
-static void detail(const char *fmt, ...)
-{
-	size_t room = sizeof(details) - details_len;
-	va_list ap;
-	int n;
-
-	if (room < 3)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(details + details_len, room - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	details_len += (size_t)n < room - 2 ? (size_t)n : room - 2;
-	details[details_len++] = '\n';
-	details[details_len] = '\0';
-}
-
-static void clear_details(void)
-{
-	details_len = 0;
-	details[0] = '\0';
-}
-
-static int ok(int cond, const char *fmt, ...)
-{
-	const char *line = details;
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", n_tests);
-	if (cur)
-		printf("%s: ", cur);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	while (!cond && *line) {
-		const char *end = strchr(line, '\n');
-		int len = end ? (int)(end - line) : (int)strlen(line);
-
-		printf("# %.*s\n", len, line);
-		line += len + (end ? 1 : 0);
-	}
-	clear_details();
-	fflush(stdout);
-	return cond;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static int set_nonblock(int fd)
 {
 	int flags = fcntl(fd, F_GETFL);
@@ -116,61 +52,7 @@ static int set_nonblock(int fd)
 	return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-/* Data */
-
-/* A byte pattern with no short period, different for each seed. */
-static void pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
-
-static int same(const uint8_t *got, const uint8_t *want, size_t n,
-		const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (got[i] != want[i]) {
-			detail("%s: byte %zu of %zu is 0x%02x, want 0x%02x",
-			       what, i, n, got[i], want[i]);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-static int all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] != v) {
-			detail("%s: byte %zu is 0x%02x, want 0x%02x untouched",
-			       what, i, p[i], v);
-			return 0;
-		}
-	}
-	return 1;
-}
-
 /* Completions */
-
-static void detail_wc(const char *what, const struct ibv_wc *wc)
-{
-	detail("%s: got wr_id 0x%llx status %s (%d) opcode %d byte_len %u qp_num 0x%x src_qp 0x%x wc_flags 0x%x imm_data 0x%08x vendor_err 0x%x",
-	       what, (unsigned long long)wc->wr_id,
-	       ibv_wc_status_str(wc->status), wc->status, wc->opcode,
-	       wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags,
-	       ntohl(wc->imm_data), wc->vendor_err);
-}
 
 /* Poll @cq for one completion for up to @ms. */
 static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms,
@@ -355,7 +237,7 @@ struct tc {
 static int tc_begin(struct tc *t, const char *name)
 {
 	memset(t, 0, sizeof(*t));
-	cur = name;
+	tap_case = name;
 	clear_details();
 	t->pd = ibv_alloc_pd(ctx);
 	if (!t->pd)
@@ -413,7 +295,7 @@ static void tc_end(struct tc *t)
 	}
 	if (!good)
 		ok(0, "destroy every object");
-	cur = NULL;
+	tap_case = NULL;
 	clear_details();
 }
 
@@ -1895,6 +1777,5 @@ int main(int argc, char **argv)
 
 	ret = ibv_close_device(ctx);
 	ok(!ret, "close %s", ibdev);
-	printf("1..%d\n", n_tests);
-	return n_failed ? 1 : 0;
+	return tap_done();
 }

@@ -32,6 +32,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "tap.h"
+
 #define IB_PORT		1
 #define WAIT_MS		10000	/* for a completion or a QP state */
 #define RETRY_WAIT_MS	20000	/* for the transport retry case */
@@ -71,117 +73,7 @@ struct pair_cfg {
 	bool b_init_only;		/* B's QP stays in INIT */
 };
 
-/* TAP output */
-
-static int n_tests, n_failed;
-static const char *cur;		/* the running case, prefixed to its checks */
-static char details[8192];	/* printed as "# " lines by a failing check */
-static size_t details_len;
-
-static void __attribute__((format(printf, 1, 2))) detail(const char *fmt, ...)
-{
-	size_t room = sizeof(details) - details_len;
-	va_list ap;
-	int n;
-
-	if (room < 3)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(details + details_len, room - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	details_len += (size_t)n < room - 2 ? (size_t)n : room - 2;
-	details[details_len++] = '\n';
-	details[details_len] = '\0';
-}
-
-static void clear_details(void)
-{
-	details_len = 0;
-	details[0] = '\0';
-}
-
-static bool __attribute__((format(printf, 2, 3)))
-ok(bool cond, const char *fmt, ...)
-{
-	const char *line = details;
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %d - ", cond ? "ok" : "not ok", n_tests);
-	if (cur)
-		printf("%s: ", cur);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	while (!cond && *line) {
-		const char *end = strchr(line, '\n');
-		int len = end ? (int)(end - line) : (int)strlen(line);
-
-		printf("# %.*s\n", len, line);
-		line += len + (end ? 1 : 0);
-	}
-	clear_details();
-	fflush(stdout);
-	return cond;
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Data */
-
-/* A byte pattern with no short period, different for each seed. */
-static void pattern(uint8_t *p, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		p[i] = (uint8_t)x;
-	}
-}
-
-static bool same(const uint8_t *got, const uint8_t *want, size_t n,
-		 const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (got[i] != want[i]) {
-			detail("%s: byte %zu of %zu is 0x%02x, want 0x%02x",
-			       what, i, n, got[i], want[i]);
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (p[i] != v) {
-			detail("%s: byte %zu is 0x%02x, want 0x%02x untouched",
-			       what, i, p[i], v);
-			return false;
-		}
-	}
-	return true;
-}
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -208,14 +100,6 @@ static bool u64_is(const uint8_t *p, uint64_t want, const char *what)
 }
 
 /* Completions */
-
-static void detail_wc(const char *what, const struct ibv_wc *wc)
-{
-	detail("%s: got wr_id 0x%llx status %s (%d) opcode %d byte_len %u qp_num 0x%x vendor_err 0x%x",
-	       what, (unsigned long long)wc->wr_id,
-	       ibv_wc_status_str(wc->status), wc->status, wc->opcode,
-	       wc->byte_len, wc->qp_num, wc->vendor_err);
-}
 
 /* Poll @s's CQ for one completion for up to @ms. */
 static bool wait_wc(struct side *s, struct ibv_wc *wc, int ms,
@@ -297,7 +181,7 @@ static void drain(struct side *s)
 
 	while (ibv_poll_cq(s->cq, 1, &wc) == 1)
 		printf("# %s: leftover completion on %s: wr_id 0x%llx status %s qp_num 0x%x\n",
-		       cur ? cur : "", s->name, (unsigned long long)wc.wr_id,
+		       tap_case ? tap_case : "", s->name, (unsigned long long)wc.wr_id,
 		       ibv_wc_status_str(wc.status), wc.qp_num);
 }
 
@@ -511,7 +395,7 @@ static void pair_down(struct pair *p)
 	drain(&sa);
 	drain(&sb);
 	memset(p, 0, sizeof(*p));
-	cur = NULL;
+	tap_case = NULL;
 	clear_details();
 }
 
@@ -519,7 +403,7 @@ static void pair_down(struct pair *p)
 static bool case_begin(struct pair *p, const char *name,
 		       const struct pair_cfg *c)
 {
-	cur = name;
+	tap_case = name;
 	clear_details();
 	memset(sa.buf, CANARY, BUF_SIZE);
 	memset(sb.buf, CANARY, BUF_SIZE);

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * TAP output and data checks shared by the userspace tests (tap.h).
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tap.h"
+
+const char *tap_case;
+
+static int tap_tests, tap_failed;
+static char details[8192];	/* printed as "# " lines by a failing check */
+static size_t details_len;
+
+void detail(const char *fmt, ...)
+{
+	size_t room = sizeof(details) - details_len;
+	va_list ap;
+	int n;
+
+	if (room < 3)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(details + details_len, room - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	details_len += (size_t)n < room - 2 ? (size_t)n : room - 2;
+	details[details_len++] = '\n';
+	details[details_len] = '\0';
+}
+
+void clear_details(void)
+{
+	details_len = 0;
+	details[0] = '\0';
+}
+
+bool ok(bool cond, const char *fmt, ...)
+{
+	const char *line = details;
+	va_list ap;
+
+	tap_tests++;
+	if (!cond)
+		tap_failed++;
+	printf("%s %d - ", cond ? "ok" : "not ok", tap_tests);
+	if (tap_case)
+		printf("%s: ", tap_case);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	while (!cond && *line) {
+		const char *end = strchr(line, '\n');
+		int len = end ? (int)(end - line) : (int)strlen(line);
+
+		printf("# %.*s\n", len, line);
+		line += len + (end ? 1 : 0);
+	}
+	clear_details();
+	fflush(stdout);
+	return cond;
+}
+
+int tap_done(void)
+{
+	printf("1..%d\n", tap_tests);
+	return tap_failed ? 1 : 0;
+}
+
+long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+void pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+bool same(const uint8_t *got, const uint8_t *want, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (got[i] != want[i]) {
+			detail("%s: byte %zu of %zu is 0x%02x, want 0x%02x",
+			       what, i, n, got[i], want[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+bool all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != v) {
+			detail("%s: byte %zu is 0x%02x, want 0x%02x untouched",
+			       what, i, p[i], v);
+			return false;
+		}
+	}
+	return true;
+}
+
+void detail_wc(const char *what, const struct ibv_wc *wc)
+{
+	detail("%s: got wr_id 0x%llx status %s (%d) opcode %d byte_len %u qp_num 0x%x src_qp 0x%x wc_flags 0x%x imm_data 0x%08x vendor_err 0x%x",
+	       what, (unsigned long long)wc->wr_id,
+	       ibv_wc_status_str(wc->status), wc->status, wc->opcode,
+	       wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags,
+	       ntohl(wc->imm_data), wc->vendor_err);
+}
