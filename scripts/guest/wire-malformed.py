@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Send malformed RoCEv2 packets to a softrvt device; each must be dropped
-and counted under its cause, and nothing else may change.
+and counted under its cause, and nothing else may change.  Then feed an
+RC responder QP (made here with pyverbs) requests that break the rules of
+a message: each must be NAKed as an invalid request and the QP must fail,
+while well-formed, duplicate and early requests are handled as such.
 
-usage: wire-malformed.py DEV SRC-IPv4 DST-IPv4
-Run in the sender's network namespace; DEV is the receiving device.
-Prints TAP lines.
+usage: wire-malformed.py DEV SRC-IPv4 DST-IPv4 SGID-INDEX
+Run in the sender's network namespace; DEV is the receiving device and
+SGID-INDEX the index of DST's GID on it.  Prints TAP lines.
 """
 
 import json
@@ -17,6 +20,7 @@ import time
 import zlib
 
 dev, src, dst = sys.argv[1:4]
+sgid_index = int(sys.argv[4])
 PORT = 4791
 tests = 0
 failed = 0
@@ -117,6 +121,153 @@ expect("RC request to the GSI QP (a UD QP)",
 expect("UD SEND to the GSI QP with a wrong Q_Key",
        packet(bth(UD_SEND_ONLY, 1) + deth(0x1234, 5) + payload),
        "drop_bad_qkey")
+
+
+# --- Requests to an RC responder ---------------------------------------
+
+import pyverbs.enums as e  # noqa: E402
+from pyverbs.addr import AHAttr, GID, GlobalRoute  # noqa: E402
+from pyverbs.cq import CQ  # noqa: E402
+from pyverbs.device import Context  # noqa: E402
+from pyverbs.mr import MR  # noqa: E402
+from pyverbs.pd import PD  # noqa: E402
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr  # noqa: E402
+from pyverbs.wr import RecvWR, SGE  # noqa: E402
+
+RC_SEND_FIRST, RC_SEND_MIDDLE, RC_SEND_ONLY = 0x00, 0x01, 0x04
+RC_WRITE_MIDDLE, RC_WRITE_ONLY, RC_READ_REQUEST = 0x07, 0x0a, 0x0c
+PEER_QPN = 0xfedcba     # nobody's: the NAKs are dropped at the sender
+RQ_PSN = 100
+MTU = 1024
+
+ctx = Context(name=dev)
+pd = PD(ctx)
+mr = MR(pd, 4 * MTU, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+mapped = socket.inet_pton(socket.AF_INET6, "::ffff:" + src)
+peer_gid = ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
+
+
+def rc_responder():
+    """An RC QP in RTR expecting RQ_PSN, with one receive of 2 MTUs."""
+    cq = CQ(ctx, 8)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=1, max_recv_wr=2)))
+    attr = QPAttr(path_mtu=e.IBV_MTU_1024)
+    attr.qp_access_flags = (e.IBV_ACCESS_LOCAL_WRITE |
+                            e.IBV_ACCESS_REMOTE_WRITE)
+    attr.dest_qp_num = PEER_QPN
+    attr.rq_psn = RQ_PSN
+    attr.max_dest_rd_atomic = 1
+    attr.min_rnr_timer = 1
+    attr.ah_attr = AHAttr(is_global=1, port_num=1,
+                          gr=GlobalRoute(dgid=GID(peer_gid),
+                                         sgid_index=sgid_index))
+    qp.to_rtr(attr)
+    mr.write(b"\0" * 2 * MTU, 2 * MTU)
+    qp.post_recv(RecvWR(wr_id=7, num_sge=1,
+                        sg=[SGE(mr.buf, 2 * MTU, mr.lkey)]))
+    return qp, cq
+
+
+def qp_state(qp):
+    return qp.query(e.IBV_QP_STATE)[0].qp_state
+
+
+def first_wc(cq):
+    for _ in range(50):
+        n, wcs = cq.poll()
+        if n:
+            return wcs[0]
+        time.sleep(0.1)
+    return None
+
+
+def reth(length):
+    return struct.pack("!QII", mr.buf, mr.rkey, length)
+
+
+def rc_case(name, pkts, moved, state, wc_status, data=None):
+    """Send PKTS to a new responder.  Each counter in MOVED must move by
+    one and no other counter but the traffic ones may move; the QP must be in
+    STATE and its receive complete with WC_STATUS (None: not at all),
+    holding DATA if given."""
+    global tests, failed
+    qp, cq = rc_responder()
+    before = counters()
+    for p in pkts:
+        sock.sendto(packet(p(qp.qp_num)), (dst, 0))
+    wc = first_wc(cq)
+    after = counters()
+    for _ in range(50):
+        if all(after.get(c, 0) > before.get(c, 0) for c in moved):
+            break
+        time.sleep(0.1)
+        after = counters()
+    delta = {k: after[k] - before.get(k, 0) for k in after
+             if after[k] != before.get(k, 0) and
+             k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
+    problems = []
+    if delta != {c: 1 for c in moved}:
+        problems.append("counters moved: %s" % delta)
+    if qp_state(qp) != state:
+        problems.append("QP state %d, not %d" % (qp_state(qp), state))
+    if wc_status is None:
+        if wc is not None:
+            problems.append("unexpected completion, status %d" % wc.status)
+    elif wc is None:
+        problems.append("no receive completion")
+    elif wc.status != wc_status or wc.wr_id != 7:
+        problems.append("completion status %d wr_id %d, not %d" %
+                        (wc.status, wc.wr_id, wc_status))
+    elif data is not None and (wc.byte_len != len(data) or
+                               mr.read(len(data), 0) != data):
+        problems.append("received %d bytes, not the %d sent" %
+                        (wc.byte_len, len(data)))
+    tests += 1
+    if problems:
+        failed += 1
+    print("%s %d - RC responder: %s%s" % (
+        "not ok" if problems else "ok", tests, name,
+        ": " + "; ".join(problems) if problems else ""))
+
+
+def req(opcode, psn, payload=b"", ext=b""):
+    pad = (4 - len(payload)) & 3
+    return lambda qpn: (bth(opcode, qpn, psn, pad) + ext + payload +
+                        b"\0" * pad)
+
+
+msg = bytes(range(256)) * 4     # one MTU
+RC_SEND_LAST = RC_SEND_MIDDLE + 1
+RTR, ERR = e.IBV_QPS_RTR, e.IBV_QPS_ERR
+OK, FLUSH = e.IBV_WC_SUCCESS, e.IBV_WC_WR_FLUSH_ERR
+INV_REQ = e.IBV_WC_REM_INV_REQ_ERR
+rc_case("FIRST and LAST of a SEND are received, data checked",
+        [req(RC_SEND_FIRST, RQ_PSN, msg),
+         req(RC_SEND_LAST, RQ_PSN + 1, msg[:100])],
+        (), RTR, OK, msg + msg[:100])
+rc_case("a request past the expected PSN gets a sequence NAK",
+        [req(RC_SEND_ONLY, RQ_PSN + 5, msg[:8])],
+        ("seq_naks_sent", "drop_bad_psn"), RTR, None)
+rc_case("a request before the expected PSN is a duplicate",
+        [req(RC_SEND_ONLY, RQ_PSN - 1, msg[:8])],
+        ("dup_requests",), RTR, None)
+rc_case("MIDDLE without a FIRST is an invalid request",
+        [req(RC_SEND_MIDDLE, RQ_PSN, msg)], ("err_naks_sent",), ERR, FLUSH)
+rc_case("a FIRST shorter than the MTU is an invalid request",
+        [req(RC_SEND_FIRST, RQ_PSN, msg[:512])], ("err_naks_sent",), ERR,
+        FLUSH)
+rc_case("a WRITE shorter than its RETH length is an invalid request",
+        [req(RC_WRITE_ONLY, RQ_PSN, msg[:64], reth(128))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("a READ within a SEND is an invalid request",
+        [req(RC_SEND_FIRST, RQ_PSN, msg),
+         req(RC_READ_REQUEST, RQ_PSN + 1, ext=reth(8))],
+        ("err_naks_sent",), ERR, INV_REQ)
+rc_case("a WRITE MIDDLE within a SEND is an invalid request",
+        [req(RC_SEND_FIRST, RQ_PSN, msg),
+         req(RC_WRITE_MIDDLE, RQ_PSN + 1, msg)],
+        ("err_naks_sent",), ERR, INV_REQ)
 
 print("1..%d" % tests)
 sys.exit(1 if failed else 0)

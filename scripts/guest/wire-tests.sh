@@ -124,7 +124,7 @@ check "wire errors: exits 0" [ "$erc" = 0 ]
 
 echo "== wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 10.12.0.2 10.12.0.1 \
-	> "$OUT/wire/malformed.tap" 2>&1
+	"$ig1" > "$OUT/wire/malformed.tap" 2>&1
 mrc=$?
 cat "$OUT/wire/malformed.tap"
 while read -r line; do
