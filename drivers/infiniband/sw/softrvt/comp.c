@@ -30,6 +30,7 @@
 
 /* Answers this many PSNs past a gap make it a loss rather than reordering. */
 #define RVT_REORDER_SLACK	32
+static_assert(RVT_REORDER_SLACK < RVT_MAX_INFLIGHT);
 
 static bool rvt_comp_sent(const struct rvt_qp *qp, u32 i)
 {
@@ -73,10 +74,13 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 
 /*
  * Every PSN up to @psn is in: s_acked_psn moves there and over the
- * answers placed beyond it, and the retry budgets start again.
+ * answers placed beyond it, and the retry budgets start again.  A gap
+ * left behind is still a loss if answers RVT_REORDER_SLACK past it are
+ * in, or the responder took requests that far past it.
  */
 static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 {
+	u32 slack_end;
 	u32 run;
 
 	if (rvt_psn_cmp(psn, qp->s_acked_psn) <= 0)
@@ -90,7 +94,12 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 	qp->s_retry = qp->attr.retry_cnt;
 	qp->s_rnr_retry = qp->attr.rnr_retry;
 	qp->s_rewound = false;
-	qp->s_go_back = false;
+	if (rvt_psn_cmp(qp->s_ack_hint, qp->s_acked_psn) < 0)
+		qp->s_ack_hint = qp->s_acked_psn;
+	slack_end = rvt_psn_add(qp->s_acked_psn, RVT_REORDER_SLACK);
+	qp->s_go_back = rvt_psn_map_shift(qp->s_rd_seen,
+					  RVT_REORDER_SLACK) ||
+			rvt_psn_cmp(qp->s_ack_hint, slack_end) >= 0;
 	if (qp->s_tail != qp->s_cur || qp->s_cur_off)
 		rvt_req_arm_ack_timer(qp);
 }
@@ -99,8 +108,8 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
  * rvt_comp_advance - complete the WQEs acknowledged so far
  * @qp: the RC requester
  *
- * A WQE that failed locally completes with its error once everything
- * before it is acknowledged.
+ * A WQE that failed, locally or by a NAK, completes with its error once
+ * everything before it is acknowledged.
  */
 void rvt_comp_advance(struct rvt_qp *qp)
 {
@@ -109,7 +118,8 @@ void rvt_comp_advance(struct rvt_qp *qp)
 		struct rvt_swqe *wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
 
 		if (wqe->wire_status != IB_WC_SUCCESS) {
-			if (rvt_psn_add(qp->s_acked_psn, 1) == wqe->psn)
+			if (rvt_psn_cmp(rvt_psn_add(qp->s_acked_psn, 1),
+					wqe->psn) >= 0)
 				rvt_comp_done(qp, wqe->wire_status);
 			return;
 		}
@@ -140,6 +150,10 @@ static void rvt_comp_rewind(struct rvt_qp *qp)
 static void rvt_comp_ack(struct rvt_qp *qp, u32 psn, bool lost)
 {
 	u32 i = qp->s_tail;
+
+	/* What the walk cannot take now is taken once the READ is in. */
+	if (rvt_psn_cmp(psn, qp->s_ack_hint) > 0)
+		qp->s_ack_hint = psn;
 
 	while (rvt_comp_sent(qp, i)) {
 		struct rvt_swqe *wqe = rvt_get_swqe_ptr(qp, i);
@@ -183,6 +197,37 @@ static enum ib_wc_status rvt_nak_status(u8 code)
 	}
 }
 
+/*
+ * A NAK failed the WQE holding @psn: it completes with @status once the
+ * WQEs before it are in (rvt_comp_advance()); a READ before it may still
+ * have responses on their way.  Nothing more is sent: the responder is
+ * in error.
+ */
+static void rvt_comp_fail(struct rvt_qp *qp, u32 psn, enum ib_wc_status status)
+{
+	u32 i = qp->s_tail;
+
+	while (rvt_comp_sent(qp, i)) {
+		struct rvt_swqe *wqe = rvt_get_swqe_ptr(qp, i);
+
+		if (wqe->wire_status != IB_WC_SUCCESS)
+			break;
+		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0) {
+			if (rvt_psn_cmp(psn, wqe->psn) < 0)
+				break;
+			wqe->wire_status = status;
+			set_bit(RVT_S_STOPPED, &qp->s_flags);
+			return;
+		}
+		if (i == qp->s_cur)
+			break;
+		i = rvt_comp_next(qp, i);
+	}
+	/* No WQE holds it: fail the oldest, which cannot complete anyway. */
+	if (rvt_comp_sent(qp, qp->s_tail))
+		rvt_comp_done(qp, status);
+}
+
 static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
@@ -199,7 +244,7 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 		if (!rvt_comp_sent(qp, qp->s_tail))
 			break;
 		if (!qp->s_rnr_retry) {
-			rvt_comp_done(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			rvt_comp_fail(qp, psn, IB_WC_RNR_RETRY_EXC_ERR);
 			break;
 		}
 		if (qp->s_rnr_retry != RVT_RNR_RETRY_INFINITE)
@@ -221,8 +266,7 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 			break;
 		}
 		rvt_count(rdi, RVT_CNT_ERR_NAKS_RCVD, 1);
-		if (rvt_comp_sent(qp, qp->s_tail))
-			rvt_comp_done(qp, rvt_nak_status(value));
+		rvt_comp_fail(qp, psn, rvt_nak_status(value));
 		break;
 	default:
 		rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
@@ -401,5 +445,7 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 		/* A request opcode: resp.c has it. */
 		break;
 	}
+	if (rvt_psn_cmp(qp->s_ack_hint, qp->s_acked_psn) > 0)
+		rvt_comp_ack(qp, qp->s_ack_hint, false);
 	rvt_comp_advance(qp);
 }

@@ -416,6 +416,8 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	qp->s_rd_out = 0;
 	qp->s_rnr_wait = false;
 	qp->s_rewound = false;
+	qp->s_go_back = false;
+	qp->s_rd_seen = 0;
 	qp->s_flags = 0;
 	qp->s_retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
@@ -437,6 +439,7 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 	qp->s_rewound = false;
 	qp->s_go_back = false;
 	qp->s_rd_seen = 0;
+	qp->s_ack_hint = qp->s_acked_psn;
 }
 
 /**

@@ -17,12 +17,6 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-/*
- * Request PSNs in flight before the requester waits for ACKs.  Go-back-N
- * resends what follows a loss, so a small window wastes less on a lossy
- * path; a veth or a LAN does not need more.
- */
-#define RVT_MAX_INFLIGHT	64
 /* Ask for an ACK at least this often within long messages. */
 #define RVT_ACKREQ_EVERY	16
 /*
@@ -319,9 +313,15 @@ void rvt_req_timeout(struct rvt_qp *qp)
 		return;
 	}
 	qp->s_retry--;
+	qp->s_go_back = false;
+	/*
+	 * A stopped requester sends nothing more, so going back would only
+	 * hide what is in flight from rvt_comp_advance(): wait instead.
+	 */
+	if (test_bit(RVT_S_STOPPED, &qp->s_flags))
+		return;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
 	qp->s_rewound = true;
-	qp->s_go_back = false;
 }
 
 /**
@@ -333,7 +333,7 @@ void rvt_req_timeout(struct rvt_qp *qp)
  */
 void rvt_req_go_back(struct rvt_qp *qp)
 {
-	if (!qp->s_go_back)
+	if (!qp->s_go_back || test_bit(RVT_S_STOPPED, &qp->s_flags))
 		return;
 	qp->s_go_back = false;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
@@ -416,9 +416,17 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 	u32 pkts, len;
 
 	while (off < wqe->length &&
-	       rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
+	       (rvt_psn_cmp(psn, qp->s_acked_psn) <= 0 ||
+		rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn))) {
 		off += min(mtu, wqe->length - off);
 		psn = rvt_psn_add(psn, 1);
+	}
+	/* Skipped responses stay skipped while the window is full. */
+	if (off != qp->s_cur_off) {
+		if (!qp->s_cur_off)
+			qp->s_rd_out++;
+		qp->s_cur_off = off;
+		qp->s_psn = psn;
 	}
 	/*
 	 * Chunks keep their first transmission's boundaries when resent
@@ -432,7 +440,7 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 		pkts = 0;	/* every response is in */
 	else if (rvt_psn_cmp(rvt_psn_add(psn, pkts - 1), window_end) > 0)
 		return RVT_REQ_WINDOW_FULL;
-	if (!qp->s_cur_off)
+	if (!off)
 		qp->s_rd_out++;
 	if (pkts)
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),

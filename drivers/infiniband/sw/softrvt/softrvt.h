@@ -40,6 +40,14 @@
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
 #define RVT_KEY_INDEX_SHIFT	8
 #define RVT_PSN_MASK		0xffffff
+/*
+ * Request PSNs in flight before the requester waits for ACKs.  Go-back-N
+ * resends what follows a loss, so a small window wastes less on a lossy
+ * path; a veth or a LAN does not need more.  Every PSN in flight has a
+ * bit in rvt_qp.s_rd_seen.
+ */
+#define RVT_MAX_INFLIGHT	64
+static_assert(RVT_MAX_INFLIGHT <= 64);
 /* rnr_retry value meaning "retry for ever" (IBA 9.7.5.2.8). */
 #define RVT_RNR_RETRY_INFINITE	7
 /* Bytes of the GRH space at the start of a UD receive buffer. */
@@ -291,6 +299,7 @@ struct rvt_qp {
 	bool s_rewound;			/* went back, no progress since */
 	bool s_go_back;			/* an answer showed a loss: go back */
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
+	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
 	u32 s_rd_out;			/* READ and atomic WQEs in flight */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
