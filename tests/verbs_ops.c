@@ -1440,6 +1440,32 @@ static void test_bad_rkey(void)
 	ok(all_bytes(d->p, d->len, CANARY, "target MR"),
 	   "the MR behind the real rkey is untouched");
 	tc_end(&t);
+
+	/* The receive it took fails with a Local Access Error (IBA 11.6.2). */
+	SETUP(&t, tc_begin(&t, "bad rkey, WRITE with immediate") &&
+	      tc_pair(&t, &o) && (s = tc_buf(&t, 4096, 0)) &&
+	      (d = tc_buf(&t, 4096, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE)));
+	pattern(s->p, s->len, 17);
+	{
+		struct ibv_sge ss = sge(s, 0, 100);
+		struct ibv_send_wr wr = rdma_wr(0xe6, IBV_WR_RDMA_WRITE_WITH_IMM,
+						&ss, 1, d, 0,
+						d->mr->rkey + 0x100000);
+		int posted = post_recv(t.b, 0xb6, NULL, 0) &&
+			     post_send(t.a, &wr);
+
+		ok(posted && expect_wc(t.ca, "requester", 0xe6,
+				       IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE,
+				       -1, t.a, NULL),
+		   "WRITE_WITH_IMM with rkey + 0x100000: IBV_WC_REM_ACCESS_ERR");
+		ok(posted && expect_wc(t.cb, "responder", 0xb6,
+				       IBV_WC_LOC_ACCESS_ERR, -1, -1, t.b, NULL),
+		   "the responder's receive completes IBV_WC_LOC_ACCESS_ERR");
+		ok(all_bytes(d->p, d->len, CANARY, "target MR"),
+		   "the MR behind the real rkey is untouched");
+	}
+	tc_end(&t);
 }
 
 /* 15 */

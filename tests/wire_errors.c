@@ -654,7 +654,8 @@ static void case_bad_rkey(void)
 /*
  * 2b: a one-packet RDMA WRITE with immediate and a bad rkey: B takes a
  * receive for the immediate before it checks the rkey, and that receive
- * completes with a protection error, as on the same-device path.
+ * completes with a Local Access Error (IBA 11.6.2), as on the
+ * same-device path.
  */
 static void case_bad_rkey_imm(void)
 {
@@ -679,9 +680,9 @@ static void case_bad_rkey_imm(void)
 			       p.qa, WAIT_MS),
 	   "WRITE_WITH_IMM with rkey 0x%08x: A completes IBV_WC_REM_ACCESS_ERR",
 	   bad_rkey);
-	ok(posted && expect_wc(&sb, "B", 0x2c1, IBV_WC_LOC_PROT_ERR, -1, -1,
+	ok(posted && expect_wc(&sb, "B", 0x2c1, IBV_WC_LOC_ACCESS_ERR, -1, -1,
 			       p.qb, WAIT_MS),
-	   "B's receive for the immediate completes IBV_WC_LOC_PROT_ERR");
+	   "B's receive for the immediate completes IBV_WC_LOC_ACCESS_ERR");
 	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
 	   "B's QP goes to IBV_QPS_ERR");
 	ok(all_bytes(sb.buf, BUF_SIZE, CANARY, "B's buffer"),

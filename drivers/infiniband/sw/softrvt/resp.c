@@ -309,10 +309,13 @@ static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
 		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
 	}
-	/* The receive a WRITE with immediate took fails as it does locally. */
+	/*
+	 * The receive a WRITE with immediate took: an rkey the WRITE may not
+	 * use is its "Local Access Error" (IBA 11.6.2).
+	 */
 	if (qp->r_has_rwqe)
 		rvt_resp_recv_error(qp, nak == RVT_NAK_REM_ACCESS ?
-					IB_WC_LOC_PROT_ERR :
+					IB_WC_LOC_ACCESS_ERR :
 					IB_WC_REM_INV_REQ_ERR);
 	rvt_qp_set_error(qp, event);
 }

@@ -413,9 +413,10 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
 				       IB_ACCESS_REMOTE_WRITE)) {
+			/* IBA 11.6.2: the receive's "Local Access Error". */
 			*status = rvt_ruc_responder_error(sqp, qp, wqe,
 							  need_rwqe,
-							  IB_WC_LOC_PROT_ERR,
+							  IB_WC_LOC_ACCESS_ERR,
 							  IB_WC_REM_ACCESS_ERR);
 			return RVT_RUC_DONE;
 		}
