@@ -20,6 +20,7 @@
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/unaligned.h>
+#include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -312,8 +313,14 @@ void rvt_net_exit_all(void)
 	unregister_pernet_subsys(&rvt_net_ops);
 }
 
+/*
+ * The route to @av's destination.  A connected QP passes its @cache: the
+ * route is looked up again only when the routing tables change.  Called
+ * with BHs off, as the cache is per CPU.
+ */
 static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
-				   const struct rvt_av *av, bool ipv6)
+				   const struct rvt_av *av, bool ipv6,
+				   struct dst_cache *cache)
 {
 	struct net *net = dev_net(rdi->ndev);
 
@@ -326,8 +333,19 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 
 		memcpy(&fl4.saddr, av->sgid.raw + 12, sizeof(fl4.saddr));
 		memcpy(&fl4.daddr, av->dgid.raw + 12, sizeof(fl4.daddr));
+		if (cache) {
+			__be32 saddr;
+
+			rt = dst_cache_get_ip4(cache, &saddr);
+			if (rt)
+				return &rt->dst;
+		}
 		rt = ip_route_output_key(net, &fl4);
-		return IS_ERR(rt) ? NULL : &rt->dst;
+		if (IS_ERR(rt))
+			return NULL;
+		if (cache)
+			dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
+		return &rt->dst;
 	}
 #if IS_ENABLED(CONFIG_IPV6)
 	{
@@ -339,6 +357,13 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 
 		memcpy(&fl6.saddr, av->sgid.raw, sizeof(fl6.saddr));
 		memcpy(&fl6.daddr, av->dgid.raw, sizeof(fl6.daddr));
+		if (cache) {
+			struct in6_addr saddr;
+
+			dst = dst_cache_get_ip6(cache, &saddr);
+			if (dst)
+				return dst;
+		}
 		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
 		if (IS_ERR(dst))
 			return NULL;
@@ -346,6 +371,8 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 			dst_release(dst);
 			return NULL;
 		}
+		if (cache)
+			dst_cache_set_ip6(cache, dst, &fl6.saddr);
 		return dst;
 	}
 #else
@@ -380,6 +407,7 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
  * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
  * @rdi: the device
  * @av: the path: GIDs, traffic class, hop limit
+ * @cache: the route cache of a connected QP's @av, or NULL
  * @sport: UDP source port, from the flow
  * @skb: from rvt_alloc_pkt(), filled from the BTH on; consumed
  *
@@ -388,8 +416,8 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
  * Return: 0, or a negative errno when the packet could not be routed;
  * the packet is counted and freed either way.
  */
-int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
-	     struct sk_buff *skb)
+int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
+	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
 {
 	bool ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 	u32 payload = skb->len;
@@ -399,7 +427,9 @@ int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
 	u8 *l3;
 	int ret;
 
-	dst = rvt_route(rdi, av, ipv6);
+	local_bh_disable();
+	dst = rvt_route(rdi, av, ipv6, cache);
+	local_bh_enable();
 	if (!dst) {
 		rvt_count(rdi, RVT_CNT_TX_NO_ROUTE, 1);
 		kfree_skb(skb);

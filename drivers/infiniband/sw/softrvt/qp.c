@@ -101,6 +101,7 @@ static void rvt_qp_free_queues(struct rvt_qp *qp)
 		rvt_rq_free(&qp->r_rq);
 	vfree(qp->s_wq);
 	kfree(qp->r_wqe);
+	dst_cache_destroy(&qp->s_dst_cache);
 	if (qp->state_entry)
 		rdma_user_mmap_entry_remove(qp->state_entry);
 	else
@@ -175,6 +176,11 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!qp->s_wq || !qp->r_wqe) {
 		ret = -ENOMEM;
 		goto err_queues;
+	}
+	if (init->qp_type == IB_QPT_RC || init->qp_type == IB_QPT_UC) {
+		ret = dst_cache_init(&qp->s_dst_cache, GFP_KERNEL);
+		if (ret)
+			goto err_queues;
 	}
 
 	if (init->srq) {
@@ -478,11 +484,13 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		goto unlock;
 
 	rvt_qp_store_attr(qp, attr, attr_mask);
-	if ((attr_mask & IB_QP_AV) && !rvt_is_ud_type(ibqp->qp_type))
+	if ((attr_mask & IB_QP_AV) && !rvt_is_ud_type(ibqp->qp_type)) {
 		qp->s_local = rvt_av_init(ib_to_rvt(ibqp->device),
 					  &attr->ah_attr,
 					  attr->ah_attr.grh.sgid_attr,
 					  &qp->s_av);
+		dst_cache_reset(&qp->s_dst_cache);
+	}
 	if (attr_mask & IB_QP_RQ_PSN)
 		qp->r_psn = qp->attr.rq_psn;
 	spin_lock_irq(&qp->s_lock);

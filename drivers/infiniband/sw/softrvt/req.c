@@ -188,7 +188,7 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
 	    qp->ibqp.qp_type == IB_QPT_RC)
 		rvt_count(rdi, RVT_CNT_RETRANSMITS, 1);
-	return rvt_xmit(rdi, av,
+	return rvt_xmit(rdi, av, ud ? NULL : &qp->s_dst_cache,
 			rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
 					   dqpn), skb);
 }

@@ -98,7 +98,7 @@ static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
 	if (len)
 		rvt_copy_from_sge(p, &qp->r_sge, len);
 	memset(p + len, 0, pad);
-	rvt_xmit(rdi, &qp->s_av,
+	rvt_xmit(rdi, &qp->s_av, &qp->s_dst_cache,
 		 rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
 				    qp->attr.dest_qp_num), skb);
 }

@@ -15,6 +15,7 @@
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rvt-abi.h>
 #include <rdma/softrvt-abi.h>
@@ -291,6 +292,7 @@ struct rvt_qp {
 	 */
 	bool s_local;			/* RC/UC: the peer is on this device */
 	struct rvt_av s_av;		/* RC/UC primary path */
+	struct dst_cache s_dst_cache;	/* RC/UC: the route of s_av */
 	u32 s_cur;
 	u32 s_cur_off;			/* bytes of the WQE at s_cur sent */
 	u32 s_psn;			/* next PSN to send */
@@ -509,8 +511,8 @@ int rvt_net_attach(struct rvt_dev_info *rdi);
 void rvt_net_detach(struct rvt_dev_info *rdi);
 struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
-int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av, u16 sport,
-	     struct sk_buff *skb);
+int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
+	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 
 /* req.c */
 u32 rvt_qp_mtu(const struct rvt_qp *qp);
