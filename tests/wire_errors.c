@@ -832,6 +832,49 @@ static void case_rnr_recovered(void)
 	pair_down(&p);
 }
 
+/*
+ * 7b: a SEND waiting out RNR NAKs with a WQE behind it that fails
+ * locally (a bad lkey): the SEND is still resent and completes once B
+ * posts a receive, then the failed WQE completes with its error.
+ */
+static void case_rnr_then_local_error(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr, wr2;
+	struct ibv_sge sg, sg2;
+	struct pair p;
+	bool posted, received;
+
+	c.rnr_retry = 7;	/* infinite */
+	if (!case_begin(&p, "RNR with a local error behind", &c))
+		return;
+	pattern(sa.buf, 100, 10);
+	sg = sge_of(&sa, 0, 100);
+	sg2 = sge_of(&sa, 4096, 100);
+	sg2.lkey ^= 0x100000;
+	wr = wr_of(0x751, IBV_WR_SEND, &sg);
+	wr2 = wr_of(0x752, IBV_WR_SEND, &sg2);
+	wr.next = &wr2;
+	posted = post_send(p.qa, &wr);
+	usleep(200 * 1000);
+	ok(posted && cq_empty(&sa, "A's CQ"),
+	   "SEND with no receive at B: nothing completes at A for 200 ms");
+	received = posted && post_recv(p.qb, 0x7c1, 0, 4096);
+	ok(received && expect_wc(&sa, "A", 0x751, IBV_WC_SUCCESS, IBV_WC_SEND,
+				 -1, p.qa, WAIT_MS),
+	   "once B posts a receive, the SEND is resent and completes IBV_WC_SUCCESS");
+	ok(received && expect_wc(&sa, "A", 0x752, IBV_WC_LOC_PROT_ERR, -1, -1,
+				 p.qa, WAIT_MS),
+	   "the SEND with a bad lkey behind it completes IBV_WC_LOC_PROT_ERR");
+	ok(received && expect_wc(&sb, "B", 0x7c1, IBV_WC_SUCCESS, IBV_WC_RECV,
+				 100, p.qb, WAIT_MS) &&
+	   same(sb.buf, sa.buf, 100, "B's receive buffer"),
+	   "B received the first SEND's 100 bytes");
+	ok(received && wait_state(p.qa, IBV_QPS_ERR, WAIT_MS, "A"),
+	   "A's QP goes to IBV_QPS_ERR");
+	pair_down(&p);
+}
+
 /* 8: B's QP stays in INIT and never answers: A's retries run out. */
 static void case_retry_exceeded(void)
 {
@@ -1059,6 +1102,7 @@ int main(int argc, char **argv)
 		case_recv_too_small();
 		case_rnr_exceeded();
 		case_rnr_recovered();
+		case_rnr_then_local_error();
 		case_retry_exceeded();
 		case_misaligned_atomic();
 	}

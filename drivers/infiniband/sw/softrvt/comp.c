@@ -66,7 +66,7 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 
 	rvt_send_complete(qp, &done, status);
 	if (status != IB_WC_SUCCESS) {
-		set_bit(RVT_S_STOPPED, &qp->s_flags);
+		rvt_req_stop(qp, qp->s_tail);
 		timer_delete(&qp->ack_timer);
 		rvt_qp_set_error(qp, 0);
 	}
@@ -200,8 +200,8 @@ static enum ib_wc_status rvt_nak_status(u8 code)
 /*
  * A NAK failed the WQE holding @psn: it completes with @status once the
  * WQEs before it are in (rvt_comp_advance()); a READ before it may still
- * have responses on their way.  Nothing more is sent: the responder is
- * in error.
+ * have responses on their way.  Nothing from it on is sent: the
+ * responder is in error.
  */
 static void rvt_comp_fail(struct rvt_qp *qp, u32 psn, enum ib_wc_status status)
 {
@@ -216,7 +216,7 @@ static void rvt_comp_fail(struct rvt_qp *qp, u32 psn, enum ib_wc_status status)
 			if (rvt_psn_cmp(psn, wqe->psn) < 0)
 				break;
 			wqe->wire_status = status;
-			set_bit(RVT_S_STOPPED, &qp->s_flags);
+			rvt_req_stop(qp, i);
 			return;
 		}
 		if (i == qp->s_cur)

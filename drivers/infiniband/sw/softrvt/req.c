@@ -254,6 +254,40 @@ static bool rvt_req_outstanding(const struct rvt_qp *qp)
 }
 
 /**
+ * rvt_req_stop - a WQE failed: send nothing from it on
+ * @qp: the RC requester
+ * @i: the WQE's index in the send queue
+ *
+ * The WQEs before it are still resent if their packets are lost; the
+ * failed one completes with its error once they are acknowledged.
+ */
+void rvt_req_stop(struct rvt_qp *qp, u32 i)
+{
+	qp->s_stop = i;
+	set_bit(RVT_S_STOPPED, &qp->s_flags);
+}
+
+/* How far WQE @i is from s_tail, the oldest not completed. */
+static u32 rvt_sq_dist(const struct rvt_qp *qp, u32 i)
+{
+	return i >= qp->s_tail ? i - qp->s_tail : i + qp->s_size - qp->s_tail;
+}
+
+/* Whether a stopped requester reached the WQE that failed. */
+static bool rvt_req_at_stop(struct rvt_qp *qp)
+{
+	if (!test_bit(RVT_S_STOPPED, &qp->s_flags))
+		return false;
+	if (qp->s_cur == qp->s_stop) {
+		/* Passed, so that rvt_comp_advance() completes it in order. */
+		qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+		qp->s_cur_off = 0;
+		return true;
+	}
+	return rvt_sq_dist(qp, qp->s_cur) > rvt_sq_dist(qp, qp->s_stop);
+}
+
+/**
  * rvt_req_rewind - go back to a PSN and resend from there
  * @qp: the RC requester
  * @psn: the first PSN the responder has not accepted
@@ -314,12 +348,6 @@ void rvt_req_timeout(struct rvt_qp *qp)
 	}
 	qp->s_retry--;
 	qp->s_go_back = false;
-	/*
-	 * A stopped requester sends nothing more, so going back would only
-	 * hide what is in flight from rvt_comp_advance(): wait instead.
-	 */
-	if (test_bit(RVT_S_STOPPED, &qp->s_flags))
-		return;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
 	qp->s_rewound = true;
 }
@@ -333,7 +361,7 @@ void rvt_req_timeout(struct rvt_qp *qp)
  */
 void rvt_req_go_back(struct rvt_qp *qp)
 {
-	if (!qp->s_go_back || test_bit(RVT_S_STOPPED, &qp->s_flags))
+	if (!qp->s_go_back)
 		return;
 	qp->s_go_back = false;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
@@ -518,7 +546,7 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 		spin_unlock_irq(&qp->s_lock);
 
 		if (qp->s_rnr_wait || qp->s_cur == head ||
-		    test_bit(RVT_S_STOPPED, &qp->s_flags))
+		    rvt_req_at_stop(qp))
 			break;
 		/* SQD: finish what was started, start nothing new. */
 		if (state != IB_QPS_RTS &&
@@ -539,9 +567,9 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			 * it is sent: the QP is going to ERR.
 			 */
 			wqe->lpsn = rvt_psn_add(wqe->psn, RVT_PSN_MASK);
+			rvt_req_stop(qp, qp->s_cur);
 			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
 			qp->s_cur_off = 0;
-			set_bit(RVT_S_STOPPED, &qp->s_flags);
 			break;
 		}
 		/* The limit counts WQEs: a READ's later chunks pass. */

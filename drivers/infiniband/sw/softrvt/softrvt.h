@@ -304,6 +304,7 @@ struct rvt_qp {
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
 	u32 s_rd_out;			/* READ and atomic WQEs in flight */
+	u32 s_stop;			/* RVT_S_STOPPED: nothing from it is sent */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
 	struct timer_list ack_timer;	/* the local ACK timeout */
 	unsigned long s_ack_deadline;	/* jiffies: when it is really due */
@@ -386,7 +387,7 @@ static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
 /* Bits of rvt_qp.s_flags. */
 #define RVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
 #define RVT_S_RNR_DONE		1	/* the RNR wait is over */
-#define RVT_S_STOPPED		2	/* a WQE failed: send nothing more */
+#define RVT_S_STOPPED		2	/* a WQE failed: see s_stop */
 
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
@@ -521,6 +522,7 @@ enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe);
 void rvt_req_rewind(struct rvt_qp *qp, u32 psn);
 void rvt_req_go_back(struct rvt_qp *qp);
+void rvt_req_stop(struct rvt_qp *qp, u32 i);
 void rvt_req_timeout(struct rvt_qp *qp);
 void rvt_ack_timer_fn(struct timer_list *t);
 void rvt_req_arm_ack_timer(struct rvt_qp *qp);
