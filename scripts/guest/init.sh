@@ -12,6 +12,11 @@ stage() { echo "[init $(cut -d' ' -f1 /proc/uptime)] $*"; }
 stage "start"
 
 mount -t devpts devpts /dev/pts 2>/dev/null || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; }
+# What udev would link: bash's process substitution needs /dev/fd.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/shm
 for d in /run /tmp /dev/shm /root /var/tmp; do
 	mount -t tmpfs tmpfs "$d"
