@@ -606,6 +606,14 @@ static void case_baseline(void)
 	pair_down(&p);
 }
 
+/* A key that is not @mr's rkey, nor its lkey. */
+static uint32_t bad_rkey_of(const struct ibv_mr *mr)
+{
+	uint32_t key = mr->rkey ^ 0x1000;
+
+	return key == mr->lkey ? mr->rkey ^ 0x2000 : key;
+}
+
 /* 2 and 10: a bad rkey; B and A go to ERR, a SEND behind it flushes. */
 static void case_bad_rkey(void)
 {
@@ -618,9 +626,7 @@ static void case_bad_rkey(void)
 
 	if (!case_begin(&p, "bad rkey", &c))
 		return;
-	bad_rkey = sb.mr->rkey ^ 0x1000;
-	if (bad_rkey == sb.mr->lkey)
-		bad_rkey = sb.mr->rkey ^ 0x2000;
+	bad_rkey = bad_rkey_of(sb.mr);
 	printf("# rkey 0x%08x, bad rkey 0x%08x\n", sb.mr->rkey, bad_rkey);
 
 	pattern(sa.buf, 2000, 4);
@@ -668,9 +674,7 @@ static void case_bad_rkey_imm(void)
 
 	if (!case_begin(&p, "bad rkey, WRITE with immediate", &c))
 		return;
-	bad_rkey = sb.mr->rkey ^ 0x1000;
-	if (bad_rkey == sb.mr->lkey)
-		bad_rkey = sb.mr->rkey ^ 0x2000;
+	bad_rkey = bad_rkey_of(sb.mr);
 	pattern(sa.buf, 500, 6);
 	sg = sge_of(&sa, 0, 500);
 	wr = rdma_of(0x251, IBV_WR_RDMA_WRITE_WITH_IMM, &sg, 0, bad_rkey);

@@ -5,6 +5,16 @@ OUT=${OUT:-/mnt/out}
 
 pass() { echo "PASS $*" | tee -a "$OUT/results"; }
 fail() { echo "FAIL $*" | tee -a "$OUT/results"; }
+# Each "ok"/"not ok" line of a TAP file becomes a result named PREFIX: ...
+tap_results() { # prefix file
+	local line
+	while read -r line; do
+		case "$line" in
+		"not ok "*) fail "$1: ${line#not ok * - }" ;;
+		"ok "*) pass "$1: ${line#ok * - }" ;;
+		esac
+	done < "$2"
+}
 check() { # name command...
 	local name=$1
 	shift

@@ -65,12 +65,7 @@ if [ -x tests/uverbs_rings ]; then
 	tests/uverbs_rings softrvt0 > "$OUT/uverbs_rings.tap" 2>&1
 	rc=$?
 	cat "$OUT/uverbs_rings.tap"
-	grep -E '^(not )?ok ' "$OUT/uverbs_rings.tap" | while read -r line; do
-		case "$line" in
-		"not ok "*) fail "uverbs_rings: ${line#not ok * - }" ;;
-		*) pass "uverbs_rings: ${line#ok * - }" ;;
-		esac
-	done
+	tap_results "uverbs_rings" "$OUT/uverbs_rings.tap"
 	check "uverbs_rings: exits 0" [ "$rc" = 0 ]
 else
 	fail "uverbs_rings: binary built"

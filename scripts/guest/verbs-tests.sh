@@ -84,12 +84,7 @@ if [ -x tests/verbs_ops ]; then
 	tests/verbs_ops $DEV $GID > "$LOG/verbs_ops.tap" 2>&1
 	rc=$?
 	cat "$LOG/verbs_ops.tap"
-	while read -r line; do
-		case "$line" in
-		"not ok "*) fail "verbs_ops: ${line#not ok * - }" ;;
-		"ok "*) pass "verbs_ops: ${line#ok * - }" ;;
-		esac
-	done < <(grep -E '^(not )?ok ' "$LOG/verbs_ops.tap")
+	tap_results "verbs_ops" "$LOG/verbs_ops.tap"
 	check "verbs_ops: exits 0" [ "$rc" = 0 ]
 else
 	fail "verbs_ops: binary built"

@@ -114,12 +114,7 @@ timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2" \
 	> "$OUT/wire/errors.tap" 2>&1
 erc=$?
 cat "$OUT/wire/errors.tap"
-while read -r line; do
-	case "$line" in
-	"not ok "*) fail "wire errors: ${line#not ok * - }" ;;
-	"ok "*) pass "wire errors: ${line#ok * - }" ;;
-	esac
-done < <(grep -E '^(not )?ok ' "$OUT/wire/errors.tap")
+tap_results "wire errors" "$OUT/wire/errors.tap"
 check "wire errors: exits 0" [ "$erc" = 0 ]
 
 echo "== wire: malformed packets are counted and dropped"
@@ -127,12 +122,7 @@ ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 10.12.0.2 10.12.0.1 \
 	"$ig1" > "$OUT/wire/malformed.tap" 2>&1
 mrc=$?
 cat "$OUT/wire/malformed.tap"
-while read -r line; do
-	case "$line" in
-	"not ok "*) fail "malformed: ${line#not ok * - }" ;;
-	"ok "*) pass "malformed: ${line#ok * - }" ;;
-	esac
-done < <(grep -E '^(not )?ok ' "$OUT/wire/malformed.tap")
+tap_results "malformed" "$OUT/wire/malformed.tap"
 check "malformed: script exits 0" [ "$mrc" = 0 ]
 wire_pair "malformed: the device still works afterwards" "$iters" \
 	ns1 softrvt1 10.12.0.1 ns2 softrvt2 10.12.0.2 \
