@@ -37,8 +37,9 @@ fi
 
 log "debootstrap trixie into $root (about 4 minutes)"
 rm -rf "$root"
-debootstrap --variant=minbase --include="$PKGS" trixie "$root" \
-	http://deb.debian.org/debian >&2
+mirror=$(debian_mirror)
+apt_proxy_env
+debootstrap --variant=minbase --include="$PKGS" trixie "$root" "$mirror" >&2
 mkdir -p "$root/lib/modules"
 install_boot
 touch "$root/.softrvt-done"

@@ -8,3 +8,82 @@ CACHE=${SOFTRVT_CACHE:-/var/cache/softrvt}
 mkdir -p "$CACHE"
 
 log() { printf '[softrvt] %s\n' "$*" >&2; }
+
+# The Debian archive this machine's apt already uses (its sources list, in
+# either format), so that a local mirror or proxy serves the scripts too:
+# the first enabled "deb" entry for a Debian release with "main".
+# SOFTRVT_MIRROR overrides it.
+debian_mirror() {
+	local uri etc=${SOFTRVT_APT_ETC:-/etc/apt}
+	if [ -n "${SOFTRVT_MIRROR:-}" ]; then
+		echo "$SOFTRVT_MIRROR"
+		return
+	fi
+	uri=$(awk '
+		function want(types, uris, suites, comps) {
+			if (types !~ /(^| )deb( |$)/ || comps !~ /(^| )main( |$)/)
+				return 0
+			if (uris ~ /security/)
+				return 0
+			return suites ~ /(^| )(buster|bullseye|bookworm|trixie|forky|sid|stable|oldstable|testing|unstable)( |$)/
+		}
+		function flush() {
+			if (enabled && want(t, u, s, c) && !found) {
+				split(u, a, " ")
+				print a[1]
+				found = 1
+			}
+			t = u = s = c = ""
+			enabled = 1
+		}
+		BEGIN { enabled = 1 }
+		FNR == 1 { flush() }
+		FILENAME ~ /\.list$/ {
+			sub(/#.*/, "")
+			gsub(/\[[^]]*\]/, "")
+			$0 = $0
+			comps = ""
+			for (j = 4; j <= NF; j++)
+				comps = comps " " $j
+			if (want($1, $2, $3, comps) && !found) {
+				print $2
+				found = 1
+			}
+			next
+		}
+		/^[ \t]*#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		{
+			key = tolower($1)
+			val = $0
+			sub(/^[^:]*:[ \t]*/, "", val)
+			if (key == "types:") t = val
+			else if (key == "uris:") u = val
+			else if (key == "suites:") s = val
+			else if (key == "components:") c = val
+			else if (key == "enabled:" && tolower(val) == "no") enabled = 0
+		}
+		END { flush() }
+	' $(ls "$etc/sources.list" "$etc"/sources.list.d/*.list \
+		"$etc"/sources.list.d/*.sources 2>/dev/null))
+	# apt's mirror method names a file listing the mirrors.
+	case "$uri" in
+	mirror+file:*)
+		uri=$(grep -m1 -E '^[a-z]+://' "${uri#mirror+file:}" | awk '{ print $1 }')
+		;;
+	esac
+	if [ -z "$uri" ]; then
+		log "no Debian archive in $etc/sources.list{,.d}: set SOFTRVT_MIRROR"
+		return 1
+	fi
+	echo "${uri%/}"
+}
+
+# debootstrap does not read apt's configuration: hand it apt's proxy.
+apt_proxy_env() {
+	local proxy=""
+	eval "$(apt-config shell proxy Acquire::http::Proxy)"
+	if [ -n "$proxy" ] && [ -z "${http_proxy:-}" ]; then
+		export http_proxy=$proxy
+	fi
+}

@@ -15,9 +15,13 @@ stamp="$CACHE/deps.$(echo "$PKGS" | sha256sum | cut -c1-12)"
 [ -f "$stamp" ] && exit 0
 
 export DEBIAN_FRONTEND=noninteractive
+# From the archive apt already uses: linux-source-6.12 and rdma-core's
+# source.  An earlier softrvt.list is ours, not the machine's.
+rm -f /etc/apt/sources.list.d/softrvt.list
+mirror=$(debian_mirror)
 cat > /etc/apt/sources.list.d/softrvt.list <<LIST
-deb http://deb.debian.org/debian bookworm-backports main
-deb-src http://deb.debian.org/debian trixie main
+deb $mirror bookworm-backports main
+deb-src $mirror trixie main
 LIST
 apt-get update -q
 # shellcheck disable=SC2086
