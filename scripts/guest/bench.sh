@@ -14,8 +14,8 @@ mkdir -p "$LOG"
 ip link add a0 type veth peer name a1
 ip link add b0 type veth peer name b1
 for l in a0 a1 b0 b1; do ip link set "$l" up; done
-ip addr add 10.21.0.1/24 dev a0
-ip addr add 10.22.0.1/24 dev b0
+ip addr add 198.18.21.1/24 dev a0
+ip addr add 198.18.22.1/24 dev b0
 modprobe rdma_rxe
 rdma link add softrvt0 type softrvt netdev a0 || exit 1
 rdma link add rxe0 type rxe netdev b0 || exit 1
@@ -156,10 +156,10 @@ wire_figure() { # COL LOG PROG ARGS...
 		fig=n/a
 		for try in 1 2 3; do
 			if [ $which = srvt ]; then
-				fig=$(ns_pair "$log.$which" ns1 softrvt1 10.12.0.1 \
+				fig=$(ns_pair "$log.$which" ns1 softrvt1 198.18.12.1 \
 					ns2 softrvt2 "$@" | perf_figure "$col")
 			else
-				fig=$(ns_pair "$log.$which" init rxe0 10.13.0.1 \
+				fig=$(ns_pair "$log.$which" init rxe0 198.18.13.1 \
 					ns3 softrvt3 "$@" | perf_figure "$col")
 			fi
 			case "$fig" in
@@ -184,9 +184,9 @@ report "ib_send_lat 8" "usec (t_avg; lower is better)" \
 	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
 for which in srvt rxe; do
 	if [ $which = srvt ]; then
-		set -- ns1 softrvt1 10.12.0.1 ns2 softrvt2
+		set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2
 	else
-		set -- init rxe0 10.13.0.1 ns3 softrvt3
+		set -- init rxe0 198.18.13.1 ns3 softrvt3
 	fi
 	ns_pair "$LOG/wire_rc_pp.$which" "$@" ibv_rc_pingpong -d %D -g %G \
 		-s 65536 -n 500 | awk '/bytes in/ { print $(NF-1); exit }' \

@@ -5,7 +5,7 @@ set -x
 ip link add v0 type veth peer name v1
 ip link set v0 up
 ip link set v1 up
-ip addr add 10.11.0.1/24 dev v0
+ip addr add 198.18.11.1/24 dev v0
 rdma link add softrvt0 type softrvt netdev v0 || exit 1
 lsmod | grep softrvt
 rdma link show

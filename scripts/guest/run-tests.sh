@@ -38,15 +38,15 @@ check "link: second device on the same netdev refused with EEXIST" \
 check "link: refused device not created" no_ibdev softrvt9
 
 echo "== GIDs"
-ip addr add 10.11.0.1/24 dev v0
-ip addr add fd00:11::1/64 dev v0 nodad
+ip addr add 198.18.11.1/24 dev v0
+ip addr add 2001:2:0:11::1/64 dev v0 nodad
 gid_has() { grep -qx "$1" /sys/class/infiniband/softrvt0/ports/1/gids/* 2>/dev/null; }
 check "gid: default GID from the MAC" \
 	sh -c '[ "$(cut -c1-4 /sys/class/infiniband/softrvt0/ports/1/gids/0)" = fe80 ]'
 check "gid: IPv4 address becomes a GID" \
-	wait_for 50 gid_has 0000:0000:0000:0000:0000:ffff:0a0b:0001
+	wait_for 50 gid_has 0000:0000:0000:0000:0000:ffff:c612:0b01
 check "gid: IPv6 address becomes a GID" \
-	wait_for 50 gid_has fd00:0011:0000:0000:0000:0000:0000:0001
+	wait_for 50 gid_has 2001:0002:0000:0011:0000:0000:0000:0001
 check "gid: RoCE v2 GID types" \
 	grep -q "RoCE v2" /sys/class/infiniband/softrvt0/ports/1/gid_attrs/types/0
 

@@ -3,7 +3,7 @@
 #
 # Unmodified verbs programs on one softrvt device (client and server on
 # softrvt0, over the loopback path), through the libsoftrvt provider.
-# Expects softrvt0 on v0 with 10.11.0.1 (GID index 1).
+# Expects softrvt0 on v0 with 198.18.11.1 (GID index 1).
 set -u
 
 . scripts/guest/lib.sh

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Namespaces and devices for the wire tests; sourced after lib.sh.
 #
-#   ns1 (w0 10.12.0.1, fd00:12::1, softrvt1) <-veth-> ns2 (w1 10.12.0.2,
-#   fd00:12::2, softrvt2): softrvt to softrvt.
-#   init (x0 10.13.0.1, fd00:13::1, rxe0) <-veth-> ns3 (x1 10.13.0.2,
-#   fd00:13::2, softrvt3): rxe to softrvt; rxe binds in the initial
+#   ns1 (w0 198.18.12.1, 2001:2:0:12::1, softrvt1) <-veth-> ns2 (w1 198.18.12.2,
+#   2001:2:0:12::2, softrvt2): softrvt to softrvt.
+#   init (x0 198.18.13.1, 2001:2:0:13::1, rxe0) <-veth-> ns3 (x1 198.18.13.2,
+#   2001:2:0:13::2, softrvt3): rxe to softrvt; rxe binds in the initial
 #   namespace only.
 
 export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
@@ -71,17 +71,17 @@ wire_setup() {
 	ip netns add ns2
 	ip netns add ns3
 	ip link add w0 netns ns1 type veth peer name w1 netns ns2
-	wire_ns_dev ns1 w0 softrvt1 10.12.0.1 fd00:12::1 &&
-		wire_ns_dev ns2 w1 softrvt2 10.12.0.2 fd00:12::2 || return 1
+	wire_ns_dev ns1 w0 softrvt1 198.18.12.1 2001:2:0:12::1 &&
+		wire_ns_dev ns2 w1 softrvt2 198.18.12.2 2001:2:0:12::2 || return 1
 
 	ip link add x0 type veth peer name x1 netns ns3
 	ip link set x0 up
-	ip addr add 10.13.0.1/24 dev x0
-	ip addr add fd00:13::1/64 dev x0 nodad
+	ip addr add 198.18.13.1/24 dev x0
+	ip addr add 2001:2:0:13::1/64 dev x0 nodad
 	rdma link add rxe0 type rxe netdev x0 &&
-		wait_for 100 has_gid rxe0 10.13.0.1 &&
-		wait_for 100 has_gid rxe0 fd00:13::1 &&
-		wire_ns_dev ns3 x1 softrvt3 10.13.0.2 fd00:13::2
+		wait_for 100 has_gid rxe0 198.18.13.1 &&
+		wait_for 100 has_gid rxe0 2001:2:0:13::1 &&
+		wire_ns_dev ns3 x1 softrvt3 198.18.13.2 2001:2:0:13::2
 }
 
 wire_devices_gone() {

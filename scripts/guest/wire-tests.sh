@@ -88,15 +88,15 @@ pass "wire: namespaces, veths and devices"
 [ "${1:-}" = quick ] && QUICK=1
 
 echo "== wire: softrvt to softrvt"
-suite "srvt-srvt ipv4" ns1 softrvt1 10.12.0.1 ns2 softrvt2 10.12.0.2
+suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
 
 echo "== wire: softrvt and rxe"
-suite "rxe server, srvt client" init rxe0 10.13.0.1 ns3 softrvt3 10.13.0.2
-suite "srvt server, rxe client" ns3 softrvt3 10.13.0.2 init rxe0 10.13.0.1
+suite "rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
+suite "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
 
 echo "== wire: IPv6 GIDs"
-suite "srvt-srvt ipv6" ns1 softrvt1 fd00:12::1 ns2 softrvt2 fd00:12::2 10.12.0.1
-suite "rxe-srvt ipv6" init rxe0 fd00:13::1 ns3 softrvt3 fd00:13::2 10.13.0.1
+suite "srvt-srvt ipv6" ns1 softrvt1 2001:2:0:12::1 ns2 softrvt2 2001:2:0:12::2 198.18.12.1
+suite "rxe-srvt ipv6" init rxe0 2001:2:0:13::1 ns3 softrvt3 2001:2:0:13::2 198.18.13.1
 
 echo "== wire: counters"
 ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
@@ -108,8 +108,8 @@ check "wire: no ICRC or header drops on a clean link" \
 
 echo "== wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
-ig1=$(gid_index softrvt1 10.12.0.1)
-ig2=$(gid_index softrvt2 10.12.0.2)
+ig1=$(gid_index softrvt1 198.18.12.1)
+ig2=$(gid_index softrvt2 198.18.12.2)
 timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2" \
 	> "$OUT/wire/errors.tap" 2>&1
 erc=$?
@@ -118,14 +118,14 @@ tap_results "wire errors" "$OUT/wire/errors.tap"
 check "wire errors: exits 0" [ "$erc" = 0 ]
 
 echo "== wire: malformed packets are counted and dropped"
-ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 10.12.0.2 10.12.0.1 \
+ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
 	"$ig1" > "$OUT/wire/malformed.tap" 2>&1
 mrc=$?
 cat "$OUT/wire/malformed.tap"
 tap_results "malformed" "$OUT/wire/malformed.tap"
 check "malformed: script exits 0" [ "$mrc" = 0 ]
 wire_pair "malformed: the device still works afterwards" "$iters" \
-	ns1 softrvt1 10.12.0.1 ns2 softrvt2 10.12.0.2 \
+	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
 echo "== wire: 5% loss and 10% reordering"
@@ -141,7 +141,7 @@ done
 r0=$(stat ns2 softrvt2 retransmits)
 o0=$(stat ns2 softrvt2 reordered_answers)
 WIRE_TIMEOUT=1200 wire_pair "netem: 64 MiB each by RC WRITE, SEND and READ, data checked" \
-	"wire_xfer: OK" ns1 softrvt1 10.12.0.1 ns2 softrvt2 10.12.0.2 \
+	"wire_xfer: OK" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	tests/wire_xfer -d %D -g %G -s 64M -m 1M -M 4096 -t 1100
 r1=$(stat ns2 softrvt2 retransmits)
 o1=$(stat ns2 softrvt2 reordered_answers)
