@@ -23,6 +23,10 @@ PKGS="cmake ninja-build libnl-3-dev libnl-route-3-dev pkg-config libudev-dev
 src=$CACHE/rdma-core-$RDMA_CORE_VER
 out=$TOP/build/provider
 
+# The configured rdma-core tree in the cache is shared by every clone.
+exec 8> "$CACHE/rdma-core.lock"
+flock 8
+
 ensure_pkgs() {
 	local missing=() p
 
