@@ -9,6 +9,9 @@ set -u
 . scripts/guest/lib.sh
 : > "$OUT/results"
 
+echo "== README, as printed"
+scripts/guest/readme-tests.sh
+
 echo "== KUnit"
 dmesg -C
 if modprobe softrvt_kunit; then
