@@ -199,7 +199,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (udata && !init->srq) {
 		ret = rvt_mmap_entry_create(udata, qp->r_rq.wq,
-					    rvt_rq_mmap_bytes(&qp->r_rq),
+					    rvt_rq_mmap_bytes(&qp->r_rq), true,
 					    &qp->r_rq.mmap_entry,
 					    &resp.rq_mmap_offset);
 		if (ret)
@@ -213,7 +213,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		}
 		qp->state_page->state = IB_QPS_RESET;
 		ret = rvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
-					    &qp->state_entry,
+					    false, &qp->state_entry,
 					    &resp.state_mmap_offset);
 		if (ret)
 			goto err_qpn;

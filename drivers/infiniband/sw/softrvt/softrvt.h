@@ -399,7 +399,8 @@ void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
 
 /* mmap.c */
 int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
-			  struct rdma_user_mmap_entry **entry, u64 *offset);
+			  bool writable, struct rdma_user_mmap_entry **entry,
+			  u64 *offset);
 int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
 

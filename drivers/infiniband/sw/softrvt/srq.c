@@ -158,7 +158,7 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 		return ret;
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, new.wq,
-					    rvt_rq_mmap_bytes(&new),
+					    rvt_rq_mmap_bytes(&new), true,
 					    &new.mmap_entry, &offset);
 		if (ret)
 			goto out;
@@ -225,7 +225,7 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, srq->rq.wq,
-					    rvt_rq_mmap_bytes(&srq->rq),
+					    rvt_rq_mmap_bytes(&srq->rq), true,
 					    &srq->rq.mmap_entry,
 					    &resp.mmap_offset);
 		if (ret)
