@@ -301,10 +301,13 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /**
- * rvt_qp_flush_rq - complete every receive WQE with IB_WC_WR_FLUSH_ERR
+ * rvt_qp_flush_rq - complete the posted receive WQEs with IB_WC_WR_FLUSH_ERR
  * @qp: the QP; nothing to do with an SRQ
  *
- * A corrupt user ring stops the flush: its WQEs cannot be trusted.
+ * Completes the WQEs posted when the flush starts, at most the ring's
+ * capacity, however fast a user producer keeps posting meanwhile (it
+ * gets its later WQEs flushed by asking again, see softrvt-abi.h).  A
+ * corrupt user ring stops the flush: its WQEs cannot be trusted.
  * Any context.
  */
 void rvt_qp_flush_rq(struct rvt_qp *qp)
@@ -316,12 +319,15 @@ void rvt_qp_flush_rq(struct rvt_qp *qp)
 		.qp = &qp->ibqp,
 		.port_num = 1,
 	};
+	u32 n;
 
 	if (qp->ibqp.srq)
 		return;
-	while (!rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id))
+	for (n = rvt_rq_posted(&qp->r_rq);
+	     n && !rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id); n--)
 		rvt_cq_enter(cq, &wc, true);
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_qp_flush_rq);
 
 /**
  * rvt_qp_event - raise an affiliated asynchronous event on a QP

@@ -464,6 +464,7 @@ int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe);
 int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new);
 size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq);
 int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id);
+u32 rvt_rq_posted(struct rvt_rq *rq);
 void rvt_rq_reset(struct rvt_rq *rq);
 
 static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct rvt_rq *rq,
