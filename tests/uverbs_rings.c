@@ -6,7 +6,8 @@
  * Checks that CQ and SRQ rings map only through their own ucontext and at
  * their own length, that an SRQ ring filled from userspace is consumed and
  * resized in order by the kernel, that a corrupt user index is refused,
- * that destroyed or replaced rings cannot be mapped again, and that a
+ * that destroyed or replaced rings cannot be mapped again, that a resize
+ * failing to report its new ring changes nothing, and that a
  * QP's state page can only ever be mapped read-only.
  *
  * usage: uverbs_rings IBDEV      prints TAP, exits 1 on any failure
@@ -15,12 +16,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/ib_user_verbs.h>
@@ -545,6 +548,153 @@ static void test_srq(int fd, int fd2, uint32_t pd)
 }
 
 /*
+ * A process that takes write access away from the word modify_srq reports
+ * the new ring's offset in, as soon as the kernel first writes it: the
+ * first write of a resize is then the only one that can succeed.
+ */
+#define OFFSET_UNSET	0x5a5a5a5a5a5a5a5aull
+
+struct revoker {
+	volatile uint64_t *word;	/* at the start of page */
+	void *page;
+	size_t len;
+	int armed;			/* atomic: 1 until it revoked */
+	int stop;			/* atomic */
+};
+
+static void *revoke_on_first_write(void *arg)
+{
+	struct revoker *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&r->armed, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(r->word, __ATOMIC_ACQUIRE) == OFFSET_UNSET)
+			continue;
+		mprotect(r->page, r->len, PROT_READ);
+		__atomic_store_n(&r->armed, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+#define BIG_SGE		32
+#define RESIZE_ROUNDS	6
+
+static size_t big_stride(void)
+{
+	return sizeof(struct rvt_rwqe) + BIG_SGE * sizeof(struct rvt_wqe_sge);
+}
+
+static size_t big_bytes(uint32_t max_wr)
+{
+	return page_align(sizeof(struct rvt_rwq) + (max_wr + 1) * big_stride());
+}
+
+/* Whether a ring of BIG_SGE-entry slots holds the 3 WQEs posted first. */
+static int big_ring_holds_three(struct rvt_rwq *wq)
+{
+	int good = wq->head.val == 3 && wq->tail.val == 0;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		good &= wqe_is((struct rvt_rwqe *)((char *)wq->wq +
+						   i * big_stride()), 40 + i);
+	return good;
+}
+
+/*
+ * A resize that reports failure must have changed nothing: the process
+ * keeps using the ring it has.  One that succeeds must have said where
+ * the new ring is.  Large rings make the kernel's work between taking
+ * the resize and swapping the rings long, so that the revoker strikes in
+ * between whenever the kernel writes the word before it is done.
+ */
+static void test_srq_resize_report(int fd, uint32_t pd)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct ib_uverbs_query_srq_resp qresp;
+	uint32_t srq, bad, cur = 8, want;
+	struct revoker r = { .len = pg };
+	int i, ret, consistent = 1, failed = 0;
+	size_t mapped = big_bytes(8);
+	uint64_t off;
+	struct rvt_rwq *wq;
+	pthread_t thr;
+
+	ok(create_srq(fd, pd, 8, BIG_SGE, &srq, &off) == 0,
+	   "create_srq with %d SGEs", BIG_SGE);
+	wq = map(fd, big_bytes(8), off);
+	ok(wq && post_srq_recv_cmd(fd, srq, 3, 40, &bad) == 0 &&
+	   big_ring_holds_three(wq), "3 WQEs posted");
+	r.page = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!wq || r.page == MAP_FAILED) {
+		ok(0, "setup for the resize report test");
+		return;
+	}
+	r.word = r.page;
+
+	/* Read-only from the start: refused, and nothing changes. */
+	mprotect(r.page, pg, PROT_READ);
+	ret = modify_srq(fd, srq, IB_SRQ_MAX_WR, 1000, 0, (uint64_t *)r.word);
+	ok(ret == -EFAULT && query_srq(fd, srq, &qresp) == 0 &&
+	   qresp.max_wr == 8 && big_ring_holds_three(wq),
+	   "resize with an unwritable offset word fails and changes nothing");
+
+	if (pthread_create(&thr, NULL, revoke_on_first_write, &r)) {
+		ok(0, "start the revoker thread");
+		return;
+	}
+	for (i = 0; consistent && i < RESIZE_ROUNDS; i++) {
+		want = i % 2 ? 8 : 16000;
+		mprotect(r.page, pg, PROT_READ | PROT_WRITE);
+		*r.word = OFFSET_UNSET;
+		__atomic_store_n(&r.armed, 1, __ATOMIC_RELEASE);
+		ret = modify_srq(fd, srq, IB_SRQ_MAX_WR, want, 0,
+				 (uint64_t *)r.word);
+		while (__atomic_load_n(&r.armed, __ATOMIC_ACQUIRE) &&
+		       *r.word != OFFSET_UNSET)
+			;
+		__atomic_store_n(&r.armed, 0, __ATOMIC_RELEASE);
+		if (query_srq(fd, srq, &qresp)) {
+			consistent = 0;
+		} else if (ret) {
+			failed++;
+			if (qresp.max_wr != cur) {
+				printf("# round %d: resize to %u returned %d but the SRQ now holds %u\n",
+				       i, want, ret, qresp.max_wr);
+				consistent = 0;
+			}
+		} else if (qresp.max_wr != want || !*r.word ||
+			   *r.word == OFFSET_UNSET) {
+			printf("# round %d: resize to %u succeeded, max_wr %u, offset 0x%llx\n",
+			       i, want, qresp.max_wr,
+			       (unsigned long long)*r.word);
+			consistent = 0;
+		} else {
+			munmap(wq, mapped);
+			cur = want;
+			mapped = big_bytes(cur);
+			wq = map(fd, mapped, *r.word);
+			if (!wq || !big_ring_holds_three(wq)) {
+				printf("# round %d: the reported ring does not hold the WQEs\n",
+				       i);
+				consistent = 0;
+			}
+		}
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	printf("# %d of %d resizes failed\n", failed, i);
+	ok(consistent,
+	   "a resize racing a revoked offset word either fails unchanged or reports the new ring");
+
+	ok(destroy_srq(fd, srq) == 0, "destroy_srq");
+	if (wq)
+		munmap(wq, mapped);
+	munmap(r.page, pg);
+}
+
+/*
  * The QP state page is the kernel's word on the QP's state: the process
  * may read it but never write it, not even by remapping or mprotect().
  */
@@ -612,6 +762,7 @@ int main(int argc, char **argv)
 
 	test_cq(fd, fd2);
 	test_srq(fd, fd2, pd);
+	test_srq_resize_report(fd, pd);
 	test_qp_state_page(fd, pd);
 
 	close(fd2);
