@@ -1053,11 +1053,17 @@ int main(int argc, char **argv)
 	salt = cfg.host ? (uint64_t)peer.psn << 32 | psn :
 			  (uint64_t)psn << 32 | peer.psn;
 
+	/*
+	 * A line per phase: the test harness takes a long silence for a
+	 * hang, and a phase through netem takes minutes under emulation.
+	 */
 	t0 = now();
 	phase_write(SEED_WRITE ^ salt);
 	t1 = now();
+	fprintf(stderr, "wire_xfer: write done in %.3f s\n", t1 - t0);
 	phase_send(SEED_SEND ^ salt);
 	t2 = now();
+	fprintf(stderr, "wire_xfer: send done in %.3f s\n", t2 - t1);
 	if (!cfg.no_read)
 		phase_read(SEED_READ ^ salt);
 	t3 = now();

@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Tests of the test harness itself, on the host: the Debian mirror taken
+# from apt's sources, the KVM probe and its fallback to TCG, and the
+# watchdog that stops a guest that hangs.  A broken KVM is played by
+# scripts/harness/fake-qemu, so this runs on any machine.
+#
+# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper]
+# Prints "PASS name"/"FAIL name" lines.
+set -uo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+kdir=$1
+what=${2:-all}
+work=$(mktemp -d /tmp/softrvt-harness.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+result() { # name condition-status
+	if [ "$2" = 0 ]; then echo "PASS harness: $1"; else echo "FAIL harness: $1"; fi
+}
+
+# vm.sh with the fake QEMU and a stand-in for /dev/kvm.  Sets rc, took.
+fake_vm() { # name mode timeout cmd [env...]
+	local name=$1 mode=$2 t=$3 cmd=$4 t0=$SECONDS
+	shift 4
+	mkdir -p "$work/$name"
+	: > "$work/kvm"
+	rc=0
+	env SOFTRVT_QEMU="$TOP/scripts/harness/fake-qemu" FAKE_KVM="$mode" \
+		FAKE_KVM_STATE="$work/$name/fake-state" \
+		SOFTRVT_KVM_DEV="$work/kvm" SOFTRVT_PROBE_CACHE="$work/$name" \
+		"$@" "$TOP/scripts/vm.sh" -l -k "$kdir" -t "$t" -o "$work/$name/out" \
+		-- "$cmd" > "$work/$name/log" 2>&1 || rc=$?
+	took=$((SECONDS - t0))
+}
+
+show() { # name
+	echo "--- harness $1: rc=$rc after ${took}s"
+	grep -E '^\[softrvt\]|harness-ok' "$work/$1/log" | tail -n 8
+}
+
+accel_lines() { grep -c '^\[softrvt\] accel: ' "$work/$1/log"; }
+
+mirror_tests() {
+	local m=$work/apt ok=0 got
+	mkdir -p "$m"/{list,sources,cloud,none}/sources.list.d
+	cat > "$m/list/sources.list" <<-'EOF'
+	# a comment
+	deb [arch=amd64 signed-by=/usr/share/keyrings/x.gpg] http://mirror.test/debian-security bookworm-security main
+	deb-src http://src.test/debian bookworm main
+	deb [ arch=amd64 ] http://mirror.test/debian/ bookworm main contrib
+	EOF
+	cat > "$m/sources/sources.list.d/debian.sources" <<-'EOF'
+	Types: deb
+	URIs: http://off.test/debian
+	Suites: trixie
+	Components: main
+	Enabled: no
+
+	Types: deb
+	URIs: http://other.test/node
+	Suites: nodistro
+	Components: main
+
+	Types: deb deb-src
+	URIs: http://proxy.test:3142/debian
+	Suites: trixie trixie-updates
+	Components: contrib main
+	EOF
+	echo "http://cdn.test/debian priority:1" > "$m/mirrors"
+	printf 'Types: deb\nURIs: mirror+file:%s\nSuites: bookworm\nComponents: main\n' \
+		"$m/mirrors" > "$m/cloud/sources.list.d/debian.sources"
+	echo "deb http://other.test/x nodistro main" > "$m/none/sources.list"
+	for c in "list http://mirror.test/debian" "sources http://proxy.test:3142/debian" \
+		 "cloud http://cdn.test/debian" "none "; do
+		set -- $c
+		got=$(SOFTRVT_APT_ETC=$m/$1 debian_mirror 2>/dev/null)
+		if [ "$got" != "${2:-}" ]; then
+			echo "--- mirror from $1: got '$got', want '${2:-}'"
+			ok=1
+		fi
+	done
+	result "the Debian mirror comes from apt's sources (one-line, deb822, mirror+file, none)" $ok
+	grep -rqE 'https?://[a-z0-9.-]*debian\.org' "$TOP/scripts" "$TOP/Makefile" "$TOP/.ci"
+	result "no script names a Debian mirror host" $((!$?))
+}
+
+kvm_tests() {
+	# The issue's host: /dev/kvm is there, QEMU's KVM fails at once.
+	fake_vm probe-fails broken 600 'echo harness-ok'
+	show probe-fails
+	[ "$rc" = 0 ] && grep -q '^harness-ok' "$work/probe-fails/log" &&
+		[ "$(accel_lines probe-fails)" = 1 ] &&
+		grep -q '^\[softrvt\] accel: TCG, because KVM failed its probe boot: KVM internal error' \
+			"$work/probe-fails/log"
+	result "a KVM that fails the probe boot: TCG, said in one line, the command runs" $?
+	[ "$(cat "$work"/probe-fails/accel-* 2>/dev/null)" = tcg ]
+	result "the probe's verdict is kept for this host's later boots" $?
+
+	# Forced KVM that fails: stopped in seconds, the cause named.
+	fake_vm forced-kvm broken 600 'echo harness-ok' SOFTRVT_ACCEL=kvm
+	show forced-kvm
+	[ "$rc" = 126 ] && [ "$took" -lt 60 ] &&
+		grep -q '^KVM internal error' "$work/forced-kvm/out/verdict" &&
+		grep -q 'watchdog stopped the guest.*KVM internal error' "$work/forced-kvm/log"
+	result "SOFTRVT_ACCEL=kvm on a failing KVM: stopped within a minute, cause named" $?
+
+	# KVM passes the probe, then fails during the run: run again on TCG.
+	fake_vm late late 600 'echo harness-ok'
+	show late
+	[ "$rc" = 0 ] && grep -q '^harness-ok' "$work/late/log" &&
+		grep -q '^\[softrvt\] accel: KVM (the probe boot reached' "$work/late/log" &&
+		grep -q '^\[softrvt\] accel: TCG from now on, because KVM failed during the run' \
+			"$work/late/log"
+	result "KVM that passes the probe and fails later: the run is repeated on TCG" $?
+	[ "$(cat "$work"/late/accel-* 2>/dev/null)" = tcg ]
+	result "KVM that failed during a run is not used again" $?
+
+	# No /dev/kvm at all: TCG without a probe, in one line.
+	mkdir -p "$work/nokvm"
+	rc=0
+	SOFTRVT_KVM_DEV=$work/absent SOFTRVT_PROBE_CACHE=$work/nokvm \
+		"$TOP/scripts/vm.sh" -l -k "$kdir" -t 600 -o "$work/nokvm/out" -- \
+		'echo harness-ok' > "$work/nokvm/log" 2>&1 || rc=$?
+	[ "$rc" = 0 ] && [ "$(accel_lines nokvm)" = 1 ] &&
+		grep -q '^\[softrvt\] accel: TCG (no usable' "$work/nokvm/log"
+	result "no /dev/kvm: TCG, said in one line" $?
+}
+
+# A guest whose kernel stops (QEMU paused, as after a KVM error it did
+# not report): caught by the missing heartbeat.
+paused_test() {
+	local d=$work/paused t0=$SECONDS
+	mkdir -p "$d"
+	rc=0
+	SOFTRVT_ACCEL=tcg SOFTRVT_HEARTBEAT_STALL=30 \
+		"$TOP/scripts/vm.sh" -l -k "$kdir" -t 900 -o "$d/out" -- \
+		'echo harness-pausing; sleep 100000' > "$d/log" 2>&1 &
+	local vpid=$! n=600
+	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
+		! grep -q '^harness-pausing' "$d/log"; do
+		sleep 1
+		n=$((n - 1))
+	done
+	kill -STOP "$(cat "$d/out/qemu.pid" 2>/dev/null)" 2>/dev/null
+	local paused=$SECONDS
+	wait "$vpid" || rc=$?
+	took=$((SECONDS - paused))
+	echo "--- harness paused: rc=$rc, stopped ${took}s after the pause ($((SECONDS - t0))s in all)"
+	grep '^\[softrvt\]' "$d/log" | tail -n 4
+	[ "$rc" = 126 ] && [ "$took" -lt 90 ] &&
+		grep -q 'wedged or paused: no heartbeat' "$d/out/verdict"
+	result "a paused guest is stopped for its missing heartbeat, cause named" $?
+}
+
+# A test that sleeps for ever, at the default thresholds: stopped and
+# named within 5 minutes of its last sign of life.
+sleeper_test() {
+	local d=$work/sleeper
+	mkdir -p "$d"
+	rc=0
+	SOFTRVT_ACCEL=tcg "$TOP/scripts/vm.sh" -l -k "$kdir" -t 1800 -o "$d/out" -- \
+		'echo harness-sleeping; sleep infinity' > "$d/log" 2>&1 &
+	local vpid=$! n=600
+	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
+		! grep -q '^harness-sleeping' "$d/log"; do
+		sleep 1
+		n=$((n - 1))
+	done
+	local asleep=$SECONDS
+	wait "$vpid" || rc=$?
+	took=$((SECONDS - asleep))
+	echo "--- harness sleeper: rc=$rc, stopped ${took}s after the command's last output"
+	grep '^\[softrvt\]' "$d/log" | tail -n 4
+	[ "$rc" = 126 ] && grep -q "^harness-sleeping" "$d/log" && [ "$took" -lt 300 ] &&
+		grep -q '^no progress for' "$d/out/verdict"
+	result "a test that sleeps for ever is stopped within 5 minutes, cause named" $?
+}
+
+case $what in
+all) mirror_tests; kvm_tests; paused_test; sleeper_test ;;
+mirror) mirror_tests ;;
+kvm) kvm_tests ;;
+paused) paused_test ;;
+sleeper) sleeper_test ;;
+*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper]"; exit 2 ;;
+esac
