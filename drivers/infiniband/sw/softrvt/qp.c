@@ -108,6 +108,58 @@ static void rvt_qp_free_queues(struct rvt_qp *qp)
 		vfree(qp->state_page);
 }
 
+/*
+ * Stop the engine and drop every WQE and packet, for RESET and teardown.
+ * The engine does nothing in RESET, so once it is cancelled nothing arms
+ * the timers again.
+ */
+static void rvt_qp_quiesce(struct rvt_qp *qp)
+{
+	cancel_work_sync(&qp->send_work);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->ack_timer);
+	cancel_work_sync(&qp->send_work);
+	skb_queue_purge(&qp->r_pkts);
+	spin_lock_irq(&qp->s_lock);
+	qp->s_head = 0;
+	qp->s_tail = 0;
+	qp->s_cur = 0;
+	qp->s_cur_off = 0;
+	qp->s_rd_out = 0;
+	qp->s_rnr_wait = false;
+	qp->s_rewound = false;
+	qp->s_go_back = false;
+	qp->s_rd_seen = 0;
+	qp->s_flags = 0;
+	qp->s_retry_loaded = false;
+	spin_unlock_irq(&qp->s_lock);
+	rvt_resp_reset(qp);
+	if (!qp->ibqp.srq)
+		rvt_rq_reset(&qp->r_rq);
+}
+
+/*
+ * Take back a QP whose QPN was published, for destroy and for a create
+ * that fails after rvt_qp_alloc_qpn(): from then on the receive path
+ * (rvt_rcv(), a local sender) may have found it, taken a reference,
+ * queued packets and scheduled the send engine.  Unpublish the QPN, wait
+ * for every reference, then stop the engine and its timers and drop what
+ * is queued, so that nothing can reach the QP once ib_core frees it.
+ */
+static void rvt_qp_unpublish(struct rvt_dev_info *rdi, struct rvt_qp *qp)
+{
+	spin_lock_irq(&qp->s_lock);
+	rvt_qp_set_state(qp, IB_QPS_RESET);
+	spin_unlock_irq(&qp->s_lock);
+
+	xa_erase_irq(&rdi->qp_xa, qp->ibqp.qp_num);
+	/* No lookup may still be between xa_load() and its reference. */
+	synchronize_rcu();
+	rvt_put_qp(qp);
+	wait_for_completion(&qp->released);
+	rvt_qp_quiesce(qp);
+}
+
 /**
  * rvt_create_qp - create a queue pair (ib_device_ops.create_qp)
  * @ibqp: the QP allocated by ib_core
@@ -225,8 +277,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
-	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
-	synchronize_rcu();
+	rvt_qp_unpublish(rdi, qp);
 err_queues:
 	/* The QP came zeroed: what was not allocated is NULL. */
 	rvt_qp_free_queues(qp);
@@ -408,36 +459,6 @@ void rvt_qp_set_sq_error(struct rvt_qp *qp)
 	rvt_schedule_send(qp);
 }
 
-/*
- * Stop the engine and drop every WQE and packet, for RESET and destroy.
- * The engine does nothing in RESET, so once it is cancelled nothing arms
- * the timers again.
- */
-static void rvt_qp_quiesce(struct rvt_qp *qp)
-{
-	cancel_work_sync(&qp->send_work);
-	timer_delete_sync(&qp->rnr_timer);
-	timer_delete_sync(&qp->ack_timer);
-	cancel_work_sync(&qp->send_work);
-	skb_queue_purge(&qp->r_pkts);
-	spin_lock_irq(&qp->s_lock);
-	qp->s_head = 0;
-	qp->s_tail = 0;
-	qp->s_cur = 0;
-	qp->s_cur_off = 0;
-	qp->s_rd_out = 0;
-	qp->s_rnr_wait = false;
-	qp->s_rewound = false;
-	qp->s_go_back = false;
-	qp->s_rd_seen = 0;
-	qp->s_flags = 0;
-	qp->s_retry_loaded = false;
-	spin_unlock_irq(&qp->s_lock);
-	rvt_resp_reset(qp);
-	if (!qp->ibqp.srq)
-		rvt_rq_reset(&qp->r_rq);
-}
-
 /* The requester starts over at @psn, with nothing in flight. */
 static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 {
@@ -574,17 +595,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
-	spin_lock_irq(&qp->s_lock);
-	rvt_qp_set_state(qp, IB_QPS_RESET);
-	spin_unlock_irq(&qp->s_lock);
-
-	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
-	/* ib_core frees the QP on return: no lookup may still be reading. */
-	synchronize_rcu();
-	rvt_put_qp(qp);
-	wait_for_completion(&qp->released);
-	rvt_qp_quiesce(qp);
-
+	rvt_qp_unpublish(rdi, qp);
 	rvt_qp_free_queues(qp);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
