@@ -492,7 +492,11 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		  struct ib_udata *udata)
 {
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	bool set_av = (attr_mask & IB_QP_AV) &&
+		      !rvt_is_ud_type(ibqp->qp_type);
 	enum ib_qp_state cur, new;
+	struct rvt_av av = {};
+	bool local = false;
 	int ret;
 
 	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -509,18 +513,38 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	ret = rvt_qp_check_attr(qp, attr, attr_mask);
 	if (ret)
 		goto unlock;
+	if (set_av)
+		local = rvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
+				    attr->ah_attr.grh.sgid_attr, &av);
 
+	spin_lock_irq(&qp->s_lock);
+	/*
+	 * rvt_qp_set_error() and rvt_qp_set_sq_error() change the state
+	 * without state_mutex, under s_lock: judge the transition again
+	 * against the state as it is now, so that a move to ERR since the
+	 * check above is never undone by this one, and leave the QP
+	 * untouched if the transition is no longer allowed.
+	 */
+	if (qp->state != cur) {
+		if (!(attr_mask & IB_QP_STATE))
+			new = qp->state;
+		if ((attr_mask & IB_QP_CUR_STATE) ||
+		    !ib_modify_qp_is_ok(qp->state, new, ibqp->qp_type,
+					attr_mask)) {
+			spin_unlock_irq(&qp->s_lock);
+			ret = -EINVAL;
+			goto unlock;
+		}
+		cur = qp->state;
+	}
 	rvt_qp_store_attr(qp, attr, attr_mask);
-	if ((attr_mask & IB_QP_AV) && !rvt_is_ud_type(ibqp->qp_type)) {
-		qp->s_local = rvt_av_init(ib_to_rvt(ibqp->device),
-					  &attr->ah_attr,
-					  attr->ah_attr.grh.sgid_attr,
-					  &qp->s_av);
+	if (set_av) {
+		qp->s_local = local;
+		qp->s_av = av;
 		dst_cache_reset(&qp->s_dst_cache);
 	}
 	if (attr_mask & IB_QP_RQ_PSN)
 		qp->r_psn = qp->attr.rq_psn;
-	spin_lock_irq(&qp->s_lock);
 	if (attr_mask & IB_QP_SQ_PSN)
 		rvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
 	if (attr_mask & IB_QP_RETRY_CNT)
