@@ -3,13 +3,16 @@
  * KUnit tests for softrvt's QP receive queue handling.
  *
  * A QP is built without an ib_device: only what the code under test
- * reaches (its receive ring, its receive CQ) is set up.  A user ring is
+ * reaches (its receive ring, its receive CQ, for some the send engine's
+ * lock and packet queue) is set up.  A user ring is
  * written behind the kernel's back from the CQ's completion handler, which
  * runs in the middle of the kernel's work, as a hostile process on
  * another CPU could at any moment.
  */
 
 #include <kunit/test.h>
+#include <linux/sched.h>
+#include <linux/workqueue.h>
 
 #include "softrvt.h"
 
@@ -25,14 +28,34 @@ struct qp_fixture {
 	struct rvt_cq *cq;
 	int completions;
 	int refills;			/* left for the hostile producer */
+	bool engine;			/* send_work is set up */
+	struct task_struct *poster;	/* the task inside post_recv */
+	int inline_completions;		/* handler calls from that task */
 };
 
 static void qp_fixture_release(void *ctx)
 {
 	struct qp_fixture *f = ctx;
 
+	if (f->engine)
+		cancel_work_sync(&f->qp->send_work);
 	rvt_rq_free(&f->qp->r_rq);
 	rvt_cq_cleanup(f->cq);
+}
+
+/*
+ * What the send engine touches of a QP with nothing to send and nothing
+ * received: enough for rvt_send_work() to run on it.
+ */
+static void qp_engine_setup(struct qp_fixture *f, enum ib_qp_state state)
+{
+	struct rvt_qp *qp = f->qp;
+
+	spin_lock_init(&qp->s_lock);
+	skb_queue_head_init(&qp->r_pkts);
+	INIT_WORK(&qp->send_work, rvt_send_work);
+	qp->state = state;
+	f->engine = true;
 }
 
 static struct qp_fixture *qp_setup(struct kunit *test, bool user,
@@ -156,9 +179,53 @@ static void flush_rq_corrupt_head_stops(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[2].wr_id, 9);
 }
 
+static void post_comp(struct ib_cq *ibcq, void *ctx)
+{
+	struct qp_fixture *f = ctx;
+
+	if (current == READ_ONCE(f->poster))
+		f->inline_completions++;
+	f->completions++;
+	rvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+}
+
+/*
+ * A receive posted in ERR is flushed, but not from inside post_recv: a
+ * kernel consumer may hold a lock there that its handler takes too.
+ */
+static void post_recv_in_err_completes_later(struct kunit *test)
+{
+	struct qp_fixture *f = qp_setup(test, false, post_comp);
+	struct ib_sge sge = { .length = 64, .lkey = 1 };
+	struct ib_recv_wr wr = {
+		.wr_id = 0x77,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	const struct ib_recv_wr *bad = NULL;
+	struct ib_wc wc[2];
+
+	qp_engine_setup(f, IB_QPS_ERR);
+	rvt_req_notify_cq(&f->cq->ibcq, IB_CQ_NEXT_COMP);
+
+	WRITE_ONCE(f->poster, current);
+	KUNIT_EXPECT_EQ(test, rvt_post_recv(&f->qp->ibqp, &wr, &bad), 0);
+	WRITE_ONCE(f->poster, NULL);
+	KUNIT_EXPECT_EQ(test, f->inline_completions, 0);
+
+	/* The engine flushes it. */
+	flush_work(&f->qp->send_work);
+	KUNIT_EXPECT_EQ(test, f->completions, 1);
+	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 2, wc), 1);
+	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0x77);
+	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RECV);
+}
+
 static struct kunit_case softrvt_qp_cases[] = {
 	KUNIT_CASE(flush_rq_bounded_by_what_was_posted),
 	KUNIT_CASE(flush_rq_corrupt_head_stops),
+	KUNIT_CASE(post_recv_in_err_completes_later),
 	{}
 };
 

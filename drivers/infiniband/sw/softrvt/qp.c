@@ -847,8 +847,9 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * @bad_wr: set to the first WR not posted
  *
  * Any context.  A QP in RESET or attached to an SRQ takes no receives; in
- * ERR the WRs are posted and flushed at once, as the IB spec requires
- * (ib_drain_rq() relies on it).
+ * ERR the WRs are posted and then flushed, as the IB spec requires
+ * (ib_drain_rq() relies on it), by the send engine: the completion
+ * handler must not run inside the consumer's post_recv.
  *
  * Return: 0 or a negative errno, see rvt_rq_post().
  */
@@ -868,6 +869,7 @@ int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	 * flushed after our WQEs went in or is visible here.
 	 */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		rvt_qp_flush_rq(qp);
+		rvt_schedule_send(qp);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_post_recv);
