@@ -222,10 +222,50 @@ static void post_recv_in_err_completes_later(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RECV);
 }
 
+/*
+ * A message half received from the wire holds a receive WQE outside the
+ * ring (r_wqe).  When the QP enters ERR that WQE is flushed like the
+ * ring's, and first, as it was taken first.
+ */
+static void flush_held_rwqe_first(struct kunit *test)
+{
+	struct qp_fixture *f = qp_setup(test, false, count_comp);
+	struct ib_wc wc[4];
+	int i, n;
+
+	qp_engine_setup(f, IB_QPS_ERR);
+	f->qp->r_wqe = kunit_kzalloc(test, struct_size(f->qp->r_wqe, sg_list,
+						       RVT_MAX_SGE),
+				     GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f->qp->r_wqe);
+	f->qp->r_wqe->wr_id = 0x50;
+	f->qp->r_has_rwqe = true;
+	f->qp->r_in_msg = true;
+	f->qp->r_len = 1024;
+	qp_post(test, f, 2, 0x51);
+
+	rvt_send_work(&f->qp->send_work);
+
+	n = rvt_poll_cq(&f->cq->ibcq, 4, wc);
+	KUNIT_EXPECT_EQ(test, n, 3);
+	for (i = 0; i < min(n, 3); i++) {
+		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 0x50 + i);
+		KUNIT_EXPECT_EQ(test, wc[i].status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_EQ(test, wc[i].opcode, IB_WC_RECV);
+	}
+	KUNIT_EXPECT_FALSE(test, f->qp->r_has_rwqe);
+	KUNIT_EXPECT_FALSE(test, f->qp->r_in_msg);
+
+	/* Flushed once: the engine running again adds nothing. */
+	rvt_send_work(&f->qp->send_work);
+	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
+}
+
 static struct kunit_case softrvt_qp_cases[] = {
 	KUNIT_CASE(flush_rq_bounded_by_what_was_posted),
 	KUNIT_CASE(flush_rq_corrupt_head_stops),
 	KUNIT_CASE(post_recv_in_err_completes_later),
+	KUNIT_CASE(flush_held_rwqe_first),
 	{}
 };
 

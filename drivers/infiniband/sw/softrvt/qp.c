@@ -397,16 +397,16 @@ void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Enter ERR: flush the receive queue and let the engine flush the SQ. */
+/* Enter ERR: the engine flushes both queues, see rvt_send_work(). */
 static void rvt_qp_enter_error(struct rvt_qp *qp)
 {
 	/*
 	 * Pairs with the barrier a provider places between publishing a
-	 * receive WQE and reading the state page: either this flush sees the
-	 * WQE or the provider sees ERR and has the kernel flush it.
+	 * receive WQE and reading the state page: either the engine's flush,
+	 * which reads the ring after this, sees the WQE or the provider sees
+	 * ERR and has the kernel flush it.
 	 */
 	smp_mb();
-	rvt_qp_flush_rq(qp);
 	if (qp->ibqp.srq)
 		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	rvt_schedule_send(qp);

@@ -608,12 +608,15 @@ void rvt_send_work(struct work_struct *work)
 		return;
 	}
 	/*
-	 * Receives posted in ERR are flushed here rather than in
-	 * rvt_post_recv(): a consumer may hold a lock in post_recv that its
-	 * completion handler takes.
+	 * Receives are flushed here rather than in rvt_post_recv(), where a
+	 * consumer may hold a lock that its completion handler takes, and
+	 * rather than where the QP entered ERR: only the engine knows the
+	 * WQE a half-received message holds, which goes first.
 	 */
-	if (cur_state == IB_QPS_ERR)
+	if (cur_state == IB_QPS_ERR) {
+		rvt_resp_flush(qp);
 		rvt_qp_flush_rq(qp);
+	}
 	more_rx = rvt_ruc_rx(qp);
 	if (more_rx)
 		rvt_schedule_send(qp);

@@ -540,6 +540,7 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status);
 void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_resp_flush_ack(struct rvt_qp *qp);
 void rvt_resp_reset(struct rvt_qp *qp);
+void rvt_resp_flush(struct rvt_qp *qp);
 
 /* ruc.c */
 int rvt_ruc_init(void);
