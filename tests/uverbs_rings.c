@@ -6,7 +6,9 @@
  * Checks that CQ and SRQ rings map only through their own ucontext and at
  * their own length, that an SRQ ring filled from userspace is consumed and
  * resized in order by the kernel, that a corrupt user index is refused,
- * and that destroyed or replaced rings cannot be mapped again.
+ * that destroyed or replaced rings cannot be mapped again, that a resize
+ * failing to report its new ring changes nothing, and that a
+ * QP's state page can only ever be mapped read-only.
  *
  * usage: uverbs_rings IBDEV      prints TAP, exits 1 on any failure
  */
@@ -14,12 +16,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/ib_user_verbs.h>
@@ -29,6 +33,18 @@
 /* enum ib_srq_attr_mask is not in the uapi headers. */
 #define IB_SRQ_MAX_WR	(1 << 0)
 #define IB_SRQ_LIMIT	(1 << 1)
+/* Nor are enum ib_qp_attr_mask, enum ib_qp_type and enum ib_qp_state. */
+#define IB_QP_STATE		(1 << 0)
+#define IB_QP_ACCESS_FLAGS	(1 << 3)
+#define IB_QP_PKEY_INDEX	(1 << 4)
+#define IB_QP_PORT		(1 << 5)
+#define IB_QPT_RC		2
+#define IB_QPS_RESET		0
+#define IB_QPS_INIT		1
+#define IB_QPS_ERR		6
+
+/* Scatter entries per receive WQE, for the SRQ and the QP tested. */
+#define SRQ_SGE			2
 
 static int n_tests, n_failed, last_ret;
 
@@ -252,6 +268,74 @@ static int destroy_srq(int fd, uint32_t handle)
 			sizeof(resp));
 }
 
+struct qp_info {
+	uint32_t handle;
+	uint32_t max_recv_wr;
+	uint32_t max_recv_sge;
+	uint64_t rq_off;
+	uint64_t state_off;
+};
+
+/* An RC QP on one CQ, with its own receive queue. */
+static int create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t max_recv_wr,
+		     struct qp_info *qp)
+{
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct softrvt_create_qp_resp drv;
+	} resp = {};
+	struct ib_uverbs_create_qp cmd = {
+		.response = (uintptr_t)&resp,
+		.pd_handle = pd,
+		.send_cq_handle = cq,
+		.recv_cq_handle = cq,
+		.max_send_wr = 4,
+		.max_recv_wr = max_recv_wr,
+		.max_send_sge = 1,
+		.max_recv_sge = SRQ_SGE,
+		.qp_type = IB_QPT_RC,
+	};
+	int ret;
+
+	ret = uv_write(fd, IB_USER_VERBS_CMD_CREATE_QP, &cmd, sizeof(cmd),
+		       sizeof(resp));
+	qp->handle = resp.core.qp_handle;
+	qp->max_recv_wr = resp.core.max_recv_wr;
+	qp->max_recv_sge = resp.core.max_recv_sge;
+	qp->rq_off = resp.drv.rq_mmap_offset;
+	qp->state_off = resp.drv.state_mmap_offset;
+	return ret;
+}
+
+/* To INIT (port 1, P_Key index 0, no remote access) or to ERR. */
+static int modify_qp(int fd, uint32_t handle, uint8_t state)
+{
+	struct ib_uverbs_modify_qp cmd = {
+		.qp_handle = handle,
+		.attr_mask = IB_QP_STATE,
+		.qp_state = state,
+	};
+
+	if (state == IB_QPS_INIT) {
+		cmd.attr_mask |= IB_QP_PKEY_INDEX | IB_QP_PORT |
+				 IB_QP_ACCESS_FLAGS;
+		cmd.port_num = 1;
+	}
+	return uv_write(fd, IB_USER_VERBS_CMD_MODIFY_QP, &cmd, sizeof(cmd), 0);
+}
+
+static int destroy_qp(int fd, uint32_t handle)
+{
+	struct ib_uverbs_destroy_qp_resp resp;
+	struct ib_uverbs_destroy_qp cmd = {
+		.response = (uintptr_t)&resp,
+		.qp_handle = handle,
+	};
+
+	return uv_write(fd, IB_USER_VERBS_CMD_DESTROY_QP, &cmd, sizeof(cmd),
+			sizeof(resp));
+}
+
 /* Post n WRs with wr_id base.. and two SGEs each through the kernel. */
 static int post_srq_recv_cmd(int fd, uint32_t handle, int n, uint64_t base,
 			     uint32_t *bad_wr)
@@ -288,8 +372,6 @@ static int post_srq_recv_cmd(int fd, uint32_t handle, int n, uint64_t base,
 	return ret;
 }
 
-#define SRQ_SGE 2
-
 static size_t rwqe_stride(void)
 {
 	return sizeof(struct rvt_rwqe) + SRQ_SGE * sizeof(struct rvt_wqe_sge);
@@ -311,11 +393,16 @@ static size_t cq_bytes(uint32_t cqe)
 			  (cqe + 1) * sizeof(struct ib_uverbs_wc));
 }
 
-static void *map(int fd, size_t len, uint64_t off)
+static void *map_prot(int fd, size_t len, uint64_t off, int prot)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, off);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+static void *map(int fd, size_t len, uint64_t off)
+{
+	return map_prot(fd, len, off, PROT_READ | PROT_WRITE);
 }
 
 static int wqe_is(struct rvt_rwqe *w, uint64_t id)
@@ -460,6 +547,202 @@ static void test_srq(int fd, int fd2, uint32_t pd)
 	munmap(wq, srq_bytes(8));
 }
 
+/*
+ * A process that takes write access away from the word modify_srq reports
+ * the new ring's offset in, as soon as the kernel first writes it: the
+ * first write of a resize is then the only one that can succeed.
+ */
+#define OFFSET_UNSET	0x5a5a5a5a5a5a5a5aull
+
+struct revoker {
+	volatile uint64_t *word;	/* at the start of page */
+	void *page;
+	size_t len;
+	int armed;			/* atomic: 1 until it revoked */
+	int stop;			/* atomic */
+};
+
+static void *revoke_on_first_write(void *arg)
+{
+	struct revoker *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&r->armed, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(r->word, __ATOMIC_ACQUIRE) == OFFSET_UNSET)
+			continue;
+		mprotect(r->page, r->len, PROT_READ);
+		__atomic_store_n(&r->armed, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+#define BIG_SGE		32
+#define RESIZE_ROUNDS	6
+
+static size_t big_stride(void)
+{
+	return sizeof(struct rvt_rwqe) + BIG_SGE * sizeof(struct rvt_wqe_sge);
+}
+
+static size_t big_bytes(uint32_t max_wr)
+{
+	return page_align(sizeof(struct rvt_rwq) + (max_wr + 1) * big_stride());
+}
+
+/* Whether a ring of BIG_SGE-entry slots holds the 3 WQEs posted first. */
+static int big_ring_holds_three(struct rvt_rwq *wq)
+{
+	int good = wq->head.val == 3 && wq->tail.val == 0;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		good &= wqe_is((struct rvt_rwqe *)((char *)wq->wq +
+						   i * big_stride()), 40 + i);
+	return good;
+}
+
+/*
+ * A resize that reports failure must have changed nothing: the process
+ * keeps using the ring it has.  One that succeeds must have said where
+ * the new ring is.  Large rings make the kernel's work between taking
+ * the resize and swapping the rings long, so that the revoker strikes in
+ * between whenever the kernel writes the word before it is done.
+ */
+static void test_srq_resize_report(int fd, uint32_t pd)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct ib_uverbs_query_srq_resp qresp;
+	uint32_t srq, bad, cur = 8, want;
+	struct revoker r = { .len = pg };
+	int i, ret, consistent = 1, failed = 0;
+	size_t mapped = big_bytes(8);
+	uint64_t off;
+	struct rvt_rwq *wq;
+	pthread_t thr;
+
+	ok(create_srq(fd, pd, 8, BIG_SGE, &srq, &off) == 0,
+	   "create_srq with %d SGEs", BIG_SGE);
+	wq = map(fd, big_bytes(8), off);
+	ok(wq && post_srq_recv_cmd(fd, srq, 3, 40, &bad) == 0 &&
+	   big_ring_holds_three(wq), "3 WQEs posted");
+	r.page = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!wq || r.page == MAP_FAILED) {
+		ok(0, "setup for the resize report test");
+		return;
+	}
+	r.word = r.page;
+
+	/* Read-only from the start: refused, and nothing changes. */
+	mprotect(r.page, pg, PROT_READ);
+	ret = modify_srq(fd, srq, IB_SRQ_MAX_WR, 1000, 0, (uint64_t *)r.word);
+	ok(ret == -EFAULT && query_srq(fd, srq, &qresp) == 0 &&
+	   qresp.max_wr == 8 && big_ring_holds_three(wq),
+	   "resize with an unwritable offset word fails and changes nothing");
+
+	if (pthread_create(&thr, NULL, revoke_on_first_write, &r)) {
+		ok(0, "start the revoker thread");
+		return;
+	}
+	for (i = 0; consistent && i < RESIZE_ROUNDS; i++) {
+		want = i % 2 ? 8 : 16000;
+		mprotect(r.page, pg, PROT_READ | PROT_WRITE);
+		*r.word = OFFSET_UNSET;
+		__atomic_store_n(&r.armed, 1, __ATOMIC_RELEASE);
+		ret = modify_srq(fd, srq, IB_SRQ_MAX_WR, want, 0,
+				 (uint64_t *)r.word);
+		while (__atomic_load_n(&r.armed, __ATOMIC_ACQUIRE) &&
+		       *r.word != OFFSET_UNSET)
+			;
+		__atomic_store_n(&r.armed, 0, __ATOMIC_RELEASE);
+		if (query_srq(fd, srq, &qresp)) {
+			consistent = 0;
+		} else if (ret) {
+			failed++;
+			if (qresp.max_wr != cur) {
+				printf("# round %d: resize to %u returned %d but the SRQ now holds %u\n",
+				       i, want, ret, qresp.max_wr);
+				consistent = 0;
+			}
+		} else if (qresp.max_wr != want || !*r.word ||
+			   *r.word == OFFSET_UNSET) {
+			printf("# round %d: resize to %u succeeded, max_wr %u, offset 0x%llx\n",
+			       i, want, qresp.max_wr,
+			       (unsigned long long)*r.word);
+			consistent = 0;
+		} else {
+			munmap(wq, mapped);
+			cur = want;
+			mapped = big_bytes(cur);
+			wq = map(fd, mapped, *r.word);
+			if (!wq || !big_ring_holds_three(wq)) {
+				printf("# round %d: the reported ring does not hold the WQEs\n",
+				       i);
+				consistent = 0;
+			}
+		}
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	printf("# %d of %d resizes failed\n", failed, i);
+	ok(consistent,
+	   "a resize racing a revoked offset word either fails unchanged or reports the new ring");
+
+	ok(destroy_srq(fd, srq) == 0, "destroy_srq");
+	if (wq)
+		munmap(wq, mapped);
+	munmap(r.page, pg);
+}
+
+/*
+ * The QP state page is the kernel's word on the QP's state: the process
+ * may read it but never write it, not even by remapping or mprotect().
+ */
+static void test_qp_state_page(int fd, uint32_t pd)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct softrvt_qp_state *st;
+	struct qp_info qp;
+	uint64_t cq_off;
+	uint32_t cq;
+	void *p;
+
+	ok(create_cq(fd, 16, &cq, &cq_off) == 0, "create_cq for a QP");
+	ok(create_qp(fd, pd, cq, 8, &qp) == 0, "create_qp");
+	ok(qp.state_off != 0, "create_qp returns a state page offset");
+
+	p = map(fd, pg, qp.state_off);
+	ok(p == NULL && errno == EPERM,
+	   "state page refuses a PROT_WRITE mapping (EPERM)");
+	if (p)
+		munmap(p, pg);
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+		 qp.state_off);
+	ok(p == MAP_FAILED, "state page refuses a private writable mapping");
+	if (p != MAP_FAILED)
+		munmap(p, pg);
+
+	st = map_prot(fd, pg, qp.state_off, PROT_READ);
+	ok(st != NULL, "state page maps PROT_READ");
+	if (st) {
+		ok(st->state == IB_QPS_RESET, "state page says RESET");
+		ok(modify_qp(fd, qp.handle, IB_QPS_INIT) == 0 &&
+		   __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) ==
+		   IB_QPS_INIT, "after modify to INIT it says INIT");
+		errno = 0;
+		ok(mprotect(st, pg, PROT_READ | PROT_WRITE) != 0 &&
+		   errno == EACCES,
+		   "mprotect() cannot make it writable (EACCES)");
+		ok(modify_qp(fd, qp.handle, IB_QPS_ERR) == 0 &&
+		   __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) == IB_QPS_ERR,
+		   "after modify to ERR it says ERR");
+	}
+	ok(destroy_qp(fd, qp.handle) == 0, "destroy_qp");
+	ok(destroy_cq(fd, cq) == 0, "destroy_cq of the QP");
+	if (st)
+		munmap(st, pg);
+}
+
 int main(int argc, char **argv)
 {
 	const char *ibdev = argc > 1 ? argv[1] : "softrvt0";
@@ -479,6 +762,8 @@ int main(int argc, char **argv)
 
 	test_cq(fd, fd2);
 	test_srq(fd, fd2, pd);
+	test_srq_resize_report(fd, pd);
+	test_qp_state_page(fd, pd);
 
 	close(fd2);
 	close(fd);

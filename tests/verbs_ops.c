@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1716,6 +1717,97 @@ static void test_too_many_sge(void)
 	tc_end(&t);
 }
 
+/*
+ * 21: a move to ERR by the kernel (here the responder's, for a WRITE with
+ * a bad rkey) must not be undone by a modify_qp the process has in
+ * flight.  A second thread keeps modifying the responder from RTS to RTS
+ * while, round after round, the pair is brought up again and the error
+ * provoked; after each error the responder must be in ERR, and stay
+ * there.  The window is a few instructions of modify_qp: hence the rounds.
+ */
+#define RACE_ROUNDS	300
+
+struct hammer {
+	struct ibv_qp *qp;
+	int stop;			/* atomic */
+	long tries, refused;
+};
+
+static void *hammer_rts(void *arg)
+{
+	struct hammer *h = arg;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		h->refused += ibv_modify_qp(h->qp, &a, IBV_QP_STATE) != 0;
+		h->tries++;
+	}
+	return NULL;
+}
+
+/* Both QPs of @t from whatever state back to RTS, connected again. */
+static int pair_again(struct tc *t, const struct pair_opts *o)
+{
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+
+	return modify(t->a, &reset, IBV_QP_STATE, "RESET") &&
+	       modify(t->b, &reset, IBV_QP_STATE, "RESET") &&
+	       qp_up(t->a, t->b->qp_num, o->access, o->min_rnr_timer,
+		     o->rnr_retry) &&
+	       qp_up(t->b, t->a->qp_num, o->access, o->min_rnr_timer,
+		     o->rnr_retry);
+}
+
+static void test_modify_vs_error(void)
+{
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS };
+	struct pair_opts o = rc_opts();
+	struct buf *s = NULL, *d = NULL;
+	int round, undone = 0, good = 1;
+	struct hammer h = {};
+	enum ibv_qp_state st;
+	long long t0;
+	pthread_t thr;
+	struct tc t;
+
+	SETUP(&t, tc_begin(&t, "modify_qp racing a move to ERR") &&
+	      tc_pair(&t, &o) && (s = tc_buf(&t, 4096, 0)) &&
+	      (d = tc_buf(&t, 4096, IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE)));
+	h.qp = t.b;
+	SETUP(&t, !pthread_create(&thr, NULL, hammer_rts, &h));
+	t0 = now_ms();
+	for (round = 0; good && round < RACE_ROUNDS; round++) {
+		good = (!round || pair_again(&t, &o)) &&
+		       write_status(&t, s, d, 0, 64, d->mr->rkey + 0x100000,
+				    0xe30 + round, IBV_WC_REM_ACCESS_ERR) &&
+		       wait_async(IBV_EVENT_QP_ACCESS_ERR, t.b, WAIT_MS,
+				  "responder");
+		if (!good)
+			break;
+		st = qp_state(t.b);
+		if (st != IBV_QPS_ERR) {
+			printf("# round %d: the responder is in state %d after its access error\n",
+			       round, st);
+			undone++;
+		}
+	}
+	__atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	printf("# %d rounds in %lld ms, %ld RTS to RTS modifies, %ld refused\n",
+	       round, now_ms() - t0, h.tries, h.refused);
+	ok(good, "%d rounds of bad-rkey WRITE, REM_ACCESS_ERR and the access error event",
+	   RACE_ROUNDS);
+	ok(good && !undone,
+	   "the responder is in ERR after every error (%d undone)", undone);
+	if (good && !undone) {
+		st = ibv_modify_qp(t.b, &rts, IBV_QP_STATE) ? qp_state(t.b) :
+							       IBV_QPS_RTS;
+		ok(st == IBV_QPS_ERR, "modify_qp from ERR to RTS is refused");
+	}
+	tc_end(&t);
+}
+
 static struct ibv_context *open_dev(const char *name)
 {
 	struct ibv_device **list;
@@ -1800,6 +1892,7 @@ int main(int argc, char **argv)
 	test_wrong_state();
 	test_flush();
 	test_too_many_sge();
+	test_modify_vs_error();
 
 	ret = ibv_close_device(ctx);
 	ok(!ret, "close %s", ibdev);

@@ -12,8 +12,9 @@
  * retries, a responder that never answers, a misaligned atomic) and checks
  * the work completions (wr_id, status, opcode, byte_len), the QP states
  * and the memory of both sides. A baseline case first shows that such a
- * pair moves data correctly. Every wait is bounded: a missing completion
- * fails its check instead of hanging.
+ * pair moves data correctly. A last case makes QP creation fail on A
+ * while B floods the QPNs being created with packets. Every wait is
+ * bounded: a missing completion fails its check instead of hanging.
  *
  * usage: wire_errors DEV_A GID_A DEV_B GID_B   prints TAP, exits 1 on any
  *                                                failure
@@ -21,16 +22,20 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/softrvt-abi.h>
 
 #include "tap.h"
 
@@ -941,6 +946,260 @@ static void case_misaligned_atomic(void)
 
 /* Devices */
 
+/*
+ * QP creation that fails after the QPN is allocated, while packets for
+ * that QPN arrive: A's kernel must take the QP down as destroy would
+ * (wait for the receive path's references, stop the send engine, drop
+ * the packets it queued), or they outlive the QP.  B's UD QP floods the
+ * QPN A will allocate next; A creates UD QPs through the uverbs write ABI
+ * with the response buffer read-only, so each creation fails at its very
+ * end.  The kernel log (KASAN, kmemleak) is the main witness; the test
+ * checks that each creation failed with EFAULT, that the QPNs flooded
+ * were the ones taken, and that A still receives intact data afterwards.
+ */
+#define CREATE_ROUNDS	300
+#define UD_QKEY		0x11111111
+#define GRH_BYTES	40
+#define FLOOD_MSG	64
+
+struct flood {
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct ibv_ah *ah;
+	uint32_t target;	/* atomic: the QPN to flood */
+	int stop;		/* atomic */
+	long sent;
+	int error;		/* first post or completion failure */
+};
+
+static void *flood_qpn(void *arg)
+{
+	struct flood *f = arg;
+	struct ibv_sge sg = sge_of(&sb, 0, FLOOD_MSG);
+	struct ibv_send_wr wr = {
+		.sg_list = &sg,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc[16];
+	int out = 0, n, i;
+
+	wr.wr.ud.ah = f->ah;
+	wr.wr.ud.remote_qkey = UD_QKEY;
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE) && !f->error) {
+		wr.wr.ud.remote_qpn = __atomic_load_n(&f->target,
+						      __ATOMIC_ACQUIRE);
+		if (out < QP_DEPTH) {
+			f->error = ibv_post_send(f->qp, &wr, &bad);
+			out += !f->error;
+		}
+		n = ibv_poll_cq(f->cq, 16, wc);
+		if (n < 0)
+			f->error = EIO;
+		for (i = 0; i < n; i++)
+			if (wc[i].status != IBV_WC_SUCCESS)
+				f->error = EIO;
+		out -= n > 0 ? n : 0;
+		f->sent += n > 0 ? n : 0;
+	}
+	return NULL;
+}
+
+static bool ud_up(struct ibv_qp *qp, const struct side *s)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = IB_PORT,
+		.qkey = UD_QKEY,
+	};
+
+	if (!modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_QKEY, s, "INIT"))
+		return false;
+	a.qp_state = IBV_QPS_RTR;
+	if (!modify(qp, &a, IBV_QP_STATE, s, "RTR"))
+		return false;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, s, "RTS");
+}
+
+static struct ibv_qp *make_ud_qp(struct side *s, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {
+			.max_send_wr = QP_DEPTH,
+			.max_recv_wr = QP_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &ia);
+
+	if (!qp)
+		detail("ibv_create_qp UD on %s: %s", s->dev, strerror(errno));
+	else if (!ud_up(qp, s)) {
+		ibv_destroy_qp(qp);
+		qp = NULL;
+	}
+	return qp;
+}
+
+/* A UD QP on @s, created through the write ABI answering into @resp. */
+static int create_qp_raw(struct side *s, void *resp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+	} req = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_CREATE_QP,
+			.in_words = sizeof(req) / 4,
+			.out_words = (sizeof(struct ib_uverbs_create_qp_resp) +
+				      sizeof(struct softrvt_create_qp_resp)) / 4,
+		},
+		.cmd = {
+			.response = (uintptr_t)resp,
+			.pd_handle = s->pd->handle,
+			.send_cq_handle = s->cq->handle,
+			.recv_cq_handle = s->cq->handle,
+			.max_send_wr = 4,
+			.max_recv_wr = 4,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+			.qp_type = IBV_QPT_UD,
+		},
+	};
+
+	return write(s->ctx->cmd_fd, &req, sizeof(req)) < 0 ? errno : 0;
+}
+
+static void case_create_fails_under_traffic(void)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.grh = {
+			.dgid = sa.gid,
+			.sgid_index = (uint8_t)sb.gid_index,
+			.hop_limit = 64,
+		},
+		.port_num = IB_PORT,
+	};
+	struct flood f = {};
+	struct ibv_qp *probe = NULL;
+	uint32_t first = 0;
+	int i, ret, efault = 0;
+	bool good, flooding = false;
+	pthread_t thr;
+	void *ro;
+
+	tap_case = "create_qp failing while its QPN is flooded";
+	clear_details();
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	f.cq = ibv_create_cq(sb.ctx, 4 * QP_DEPTH, NULL, NULL, 0);
+	good = ro != MAP_FAILED && f.cq;
+	f.qp = good ? make_ud_qp(&sb, f.cq) : NULL;
+	f.ah = f.qp ? ibv_create_ah(sb.pd, &aa) : NULL;
+	/* The QPN A hands out next: one past a probe's. */
+	probe = f.ah ? make_ud_qp(&sa, sa.cq) : NULL;
+	if (probe) {
+		first = probe->qp_num + 1;
+		good = !ibv_destroy_qp(probe);
+		probe = NULL;
+	}
+	f.target = first;
+	if (good && f.ah && first)
+		flooding = !pthread_create(&thr, NULL, flood_qpn, &f);
+	if (!ok(good && flooding, "setup: B's UD QP floods QPN 0x%x of A",
+		first))
+		goto out;
+
+	/* Let the flood get going, then create into it. */
+	usleep(100000);
+	for (i = 0; i < CREATE_ROUNDS; i++) {
+		__atomic_store_n(&f.target, first + i, __ATOMIC_RELEASE);
+		usleep(200);
+		ret = create_qp_raw(&sa, ro);
+		efault += ret == EFAULT;
+		if (ret && ret != EFAULT)
+			detail("round %d: create_qp failed with %s", i,
+			       strerror(ret));
+		if (!ret)
+			detail("round %d: create_qp succeeded", i);
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	printf("# %ld flood packets sent during %d failing creations\n",
+	       f.sent, CREATE_ROUNDS);
+	ok(efault == CREATE_ROUNDS && !f.error && f.sent > CREATE_ROUNDS,
+	   "%d creations with a read-only response fail with EFAULT under the flood",
+	   CREATE_ROUNDS);
+
+	/* Each failed creation took the QPN flooded for it. */
+	probe = make_ud_qp(&sa, sa.cq);
+	if (probe)
+		detail("next QPN 0x%x, expected 0x%x", probe->qp_num,
+		       first + CREATE_ROUNDS);
+	ok(probe && probe->qp_num == first + CREATE_ROUNDS,
+	   "the failed creations took the QPNs flooded");
+
+	/* A still receives, intact, on the QP created afterwards. */
+	if (probe) {
+		struct ibv_sge sg = sge_of(&sb, 4096, 512);
+		struct ibv_sge rsg = sge_of(&sa, 0, GRH_BYTES + 512);
+		struct ibv_send_wr wr = {
+			.wr_id = 0xf1,
+			.sg_list = &sg,
+			.num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+		struct ibv_recv_wr rwr = {
+			.wr_id = 0xe1,
+			.sg_list = &rsg,
+			.num_sge = 1,
+		}, *rbad;
+		struct ibv_wc wc;
+		long long end;
+
+		drain(&sa);
+		pattern(sb.buf + 4096, 512, 77);
+		memset(sa.buf, CANARY, 4096);
+		wr.wr.ud.ah = f.ah;
+		wr.wr.ud.remote_qpn = probe->qp_num;
+		wr.wr.ud.remote_qkey = UD_QKEY;
+		good = !ibv_post_recv(probe, &rwr, &rbad) &&
+		       !ibv_post_send(f.qp, &wr, &bad);
+		/* Past the flood's last completions, to this send's. */
+		end = now_ms() + WAIT_MS;
+		memset(&wc, 0, sizeof(wc));
+		while (good && wc.wr_id != 0xf1 && now_ms() < end)
+			if (ibv_poll_cq(f.cq, 1, &wc) == 0)
+				usleep(100);
+		good = good && wc.wr_id == 0xf1 &&
+		       wc.status == IBV_WC_SUCCESS &&
+		       expect_wc(&sa, "A", 0xe1, IBV_WC_SUCCESS, IBV_WC_RECV,
+				 GRH_BYTES + 512, probe, WAIT_MS) &&
+		       same(sa.buf + GRH_BYTES, sb.buf + 4096, 512, "payload");
+		ok(good, "a UD message to A's next QP arrives intact");
+		ibv_destroy_qp(probe);
+	}
+out:
+	if (f.ah)
+		ibv_destroy_ah(f.ah);
+	if (f.qp)
+		ibv_destroy_qp(f.qp);
+	if (f.cq)
+		ibv_destroy_cq(f.cq);
+	if (ro != MAP_FAILED)
+		munmap(ro, 4096);
+	tap_case = NULL;
+}
+
 static bool side_open(struct side *s, int mr_access)
 {
 	struct ibv_device **list;
@@ -1109,6 +1368,7 @@ int main(int argc, char **argv)
 		case_rnr_then_local_error();
 		case_retry_exceeded();
 		case_misaligned_atomic();
+		case_create_fails_under_traffic();
 	}
 
 	/* A device that never opened has nothing to check. */

@@ -134,11 +134,13 @@ static int softrvt_ring_len(struct ibv_context *context, size_t header,
 }
 
 /*
- * Map a ring the kernel made for this context at @offset.  Returns NULL
- * with errno set on failure.
+ * Map a ring the kernel made for this context at @offset, with @prot: a
+ * ring we write an index of is PROT_READ | PROT_WRITE, the QP state page
+ * PROT_READ (the kernel refuses to map it writable).  Returns NULL with
+ * errno set on failure.
  */
 static void *softrvt_map_ring(struct ibv_context *context, uint64_t offset,
-			      size_t len)
+			      size_t len, int prot)
 {
 	void *ring;
 
@@ -151,8 +153,8 @@ static void *softrvt_map_ring(struct ibv_context *context, uint64_t offset,
 		errno = EOVERFLOW;
 		return NULL;
 	}
-	ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    context->cmd_fd, (off_t)offset);
+	ring = mmap(NULL, len, prot, MAP_SHARED, context->cmd_fd,
+		    (off_t)offset);
 	return ring == MAP_FAILED ? NULL : ring;
 }
 
@@ -175,7 +177,8 @@ static int softrvt_cq_map(struct softrvt_cq *cq, uint64_t offset)
 			       &len);
 	if (ret)
 		return ret;
-	ring = softrvt_map_ring(context, offset, len);
+	ring = softrvt_map_ring(context, offset, len,
+				PROT_READ | PROT_WRITE);
 	if (!ring)
 		return errno;
 
@@ -352,7 +355,8 @@ static int softrvt_rq_map(struct ibv_context *context, struct softrvt_rq *rq,
 			       max_wr + 1, stride, &len);
 	if (ret)
 		return ret;
-	ring = softrvt_map_ring(context, offset, len);
+	ring = softrvt_map_ring(context, offset, len,
+				PROT_READ | PROT_WRITE);
 	if (!ring)
 		return errno;
 
@@ -571,7 +575,7 @@ struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 
 	qp->state_len = to_sdev(pd->context->device)->page_size;
 	qp->state = softrvt_map_ring(pd->context, resp.state_mmap_offset,
-				     qp->state_len);
+				     qp->state_len, PROT_READ);
 	if (!qp->state) {
 		ret = errno;
 		goto err_cmd;

@@ -26,9 +26,10 @@ struct softrvt_create_srq_resp {
 
 /*
  * modify_srq has no response buffer.  When IB_SRQ_MAX_WR resizes a user
- * SRQ, the kernel writes a __u64 to the user address given here: 0 before
- * it starts, then the new ring's mmap offset once the resize succeeded.
- * mmap offsets are never 0.
+ * SRQ, the kernel writes the new ring's mmap offset (never 0) as a __u64
+ * to the user address given here, before it moves the WQEs over.  The
+ * value is meaningful only if the command succeeds; if the address cannot
+ * be written the command fails with EFAULT and the SRQ is unchanged.
  */
 struct softrvt_modify_srq_cmd {
 	__aligned_u64 offset_addr;

@@ -221,7 +221,7 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, new.queue,
 					    rvt_cq_ring_bytes(new.size, true),
-					    &new.mmap_entry, &resp.mmap_offset);
+					    true, &new.mmap_entry, &resp.mmap_offset);
 		/* Answer before the swap: after it, failing would lose the CQ. */
 		if (!ret)
 			ret = rvt_copy_resp(udata, &resp, sizeof(resp));
@@ -296,7 +296,7 @@ int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, cq->queue,
 					    rvt_cq_ring_bytes(cq->size, true),
-					    &cq->mmap_entry,
+					    true, &cq->mmap_entry,
 					    &resp.mmap_offset);
 		if (ret)
 			goto err_ring;

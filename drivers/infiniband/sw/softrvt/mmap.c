@@ -20,6 +20,7 @@
 struct rvt_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	void *obj;
+	bool writable;
 };
 
 static struct rvt_mmap_entry *
@@ -33,13 +34,16 @@ to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
  * @udata: the verb's udata, which names the ucontext
  * @obj: the ring; owned by the entry on success
  * @size: page-aligned length of @obj
+ * @writable: whether userspace writes to @obj (it owns an index there);
+ *	if not, it can only ever map @obj read-only
  * @entry: the new entry, for rdma_user_mmap_entry_remove()
  * @offset: the mmap offset to hand to userspace
  *
  * Return: 0 or a negative errno; on error @obj still belongs to the caller.
  */
 int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
-			  struct rdma_user_mmap_entry **entry, u64 *offset)
+			  bool writable, struct rdma_user_mmap_entry **entry,
+			  u64 *offset)
 {
 	struct rvt_ucontext *uctx =
 		rdma_udata_to_drv_context(udata, struct rvt_ucontext,
@@ -53,6 +57,7 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 	if (!e)
 		return -ENOMEM;
 	e->obj = obj;
+	e->writable = writable;
 	/* Offset 0 is never handed out, so 0 can mean "no ring". */
 	ret = rdma_user_mmap_entry_insert_range(&uctx->ibucontext,
 						&e->rdma_entry, size, 1,
@@ -71,17 +76,32 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
  * @uctx: the caller's ucontext
  * @vma: the mapping being created
  *
- * Return: 0, or -EINVAL when @vma names no ring of @uctx or not its length.
+ * A read-only object is refused to a writable mapping, and its mapping
+ * loses VM_MAYWRITE so that mprotect() cannot make it writable later: the
+ * kernel's copy of a QP's state is the kernel's alone.
+ *
+ * Return: 0, -EINVAL when @vma names no ring of @uctx or not its length,
+ * -EPERM when it asks to write a read-only object.
  */
 int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
+	struct rvt_mmap_entry *e;
 	int ret;
 
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
 		return -EINVAL;
-	ret = remap_vmalloc_range(vma, to_rvt_mmap_entry(entry)->obj, 0);
+	e = to_rvt_mmap_entry(entry);
+	if (!e->writable) {
+		if (vma->vm_flags & VM_WRITE) {
+			ret = -EPERM;
+			goto out;
+		}
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	ret = remap_vmalloc_range(vma, e->obj, 0);
+out:
 	rdma_user_mmap_entry_put(entry);
 	return ret;
 }

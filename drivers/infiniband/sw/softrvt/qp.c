@@ -108,6 +108,58 @@ static void rvt_qp_free_queues(struct rvt_qp *qp)
 		vfree(qp->state_page);
 }
 
+/*
+ * Stop the engine and drop every WQE and packet, for RESET and teardown.
+ * The engine does nothing in RESET, so once it is cancelled nothing arms
+ * the timers again.
+ */
+static void rvt_qp_quiesce(struct rvt_qp *qp)
+{
+	cancel_work_sync(&qp->send_work);
+	timer_delete_sync(&qp->rnr_timer);
+	timer_delete_sync(&qp->ack_timer);
+	cancel_work_sync(&qp->send_work);
+	skb_queue_purge(&qp->r_pkts);
+	spin_lock_irq(&qp->s_lock);
+	qp->s_head = 0;
+	qp->s_tail = 0;
+	qp->s_cur = 0;
+	qp->s_cur_off = 0;
+	qp->s_rd_out = 0;
+	qp->s_rnr_wait = false;
+	qp->s_rewound = false;
+	qp->s_go_back = false;
+	qp->s_rd_seen = 0;
+	qp->s_flags = 0;
+	qp->s_retry_loaded = false;
+	spin_unlock_irq(&qp->s_lock);
+	rvt_resp_reset(qp);
+	if (!qp->ibqp.srq)
+		rvt_rq_reset(&qp->r_rq);
+}
+
+/*
+ * Take back a QP whose QPN was published, for destroy and for a create
+ * that fails after rvt_qp_alloc_qpn(): from then on the receive path
+ * (rvt_rcv(), a local sender) may have found it, taken a reference,
+ * queued packets and scheduled the send engine.  Unpublish the QPN, wait
+ * for every reference, then stop the engine and its timers and drop what
+ * is queued, so that nothing can reach the QP once ib_core frees it.
+ */
+static void rvt_qp_unpublish(struct rvt_dev_info *rdi, struct rvt_qp *qp)
+{
+	spin_lock_irq(&qp->s_lock);
+	rvt_qp_set_state(qp, IB_QPS_RESET);
+	spin_unlock_irq(&qp->s_lock);
+
+	xa_erase_irq(&rdi->qp_xa, qp->ibqp.qp_num);
+	/* No lookup may still be between xa_load() and its reference. */
+	synchronize_rcu();
+	rvt_put_qp(qp);
+	wait_for_completion(&qp->released);
+	rvt_qp_quiesce(qp);
+}
+
 /**
  * rvt_create_qp - create a queue pair (ib_device_ops.create_qp)
  * @ibqp: the QP allocated by ib_core
@@ -199,7 +251,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (udata && !init->srq) {
 		ret = rvt_mmap_entry_create(udata, qp->r_rq.wq,
-					    rvt_rq_mmap_bytes(&qp->r_rq),
+					    rvt_rq_mmap_bytes(&qp->r_rq), true,
 					    &qp->r_rq.mmap_entry,
 					    &resp.rq_mmap_offset);
 		if (ret)
@@ -213,7 +265,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		}
 		qp->state_page->state = IB_QPS_RESET;
 		ret = rvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
-					    &qp->state_entry,
+					    false, &qp->state_entry,
 					    &resp.state_mmap_offset);
 		if (ret)
 			goto err_qpn;
@@ -225,8 +277,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
-	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
-	synchronize_rcu();
+	rvt_qp_unpublish(rdi, qp);
 err_queues:
 	/* The QP came zeroed: what was not allocated is NULL. */
 	rvt_qp_free_queues(qp);
@@ -301,10 +352,13 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /**
- * rvt_qp_flush_rq - complete every receive WQE with IB_WC_WR_FLUSH_ERR
+ * rvt_qp_flush_rq - complete the posted receive WQEs with IB_WC_WR_FLUSH_ERR
  * @qp: the QP; nothing to do with an SRQ
  *
- * A corrupt user ring stops the flush: its WQEs cannot be trusted.
+ * Completes the WQEs posted when the flush starts, at most the ring's
+ * capacity, however fast a user producer keeps posting meanwhile (it
+ * gets its later WQEs flushed by asking again, see softrvt-abi.h).  A
+ * corrupt user ring stops the flush: its WQEs cannot be trusted.
  * Any context.
  */
 void rvt_qp_flush_rq(struct rvt_qp *qp)
@@ -316,12 +370,15 @@ void rvt_qp_flush_rq(struct rvt_qp *qp)
 		.qp = &qp->ibqp,
 		.port_num = 1,
 	};
+	u32 n;
 
 	if (qp->ibqp.srq)
 		return;
-	while (!rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id))
+	for (n = rvt_rq_posted(&qp->r_rq);
+	     n && !rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id); n--)
 		rvt_cq_enter(cq, &wc, true);
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_qp_flush_rq);
 
 /**
  * rvt_qp_event - raise an affiliated asynchronous event on a QP
@@ -340,16 +397,16 @@ void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Enter ERR: flush the receive queue and let the engine flush the SQ. */
+/* Enter ERR: the engine flushes both queues, see rvt_send_work(). */
 static void rvt_qp_enter_error(struct rvt_qp *qp)
 {
 	/*
 	 * Pairs with the barrier a provider places between publishing a
-	 * receive WQE and reading the state page: either this flush sees the
-	 * WQE or the provider sees ERR and has the kernel flush it.
+	 * receive WQE and reading the state page: either the engine's flush,
+	 * which reads the ring after this, sees the WQE or the provider sees
+	 * ERR and has the kernel flush it.
 	 */
 	smp_mb();
-	rvt_qp_flush_rq(qp);
 	if (qp->ibqp.srq)
 		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	rvt_schedule_send(qp);
@@ -402,36 +459,6 @@ void rvt_qp_set_sq_error(struct rvt_qp *qp)
 	rvt_schedule_send(qp);
 }
 
-/*
- * Stop the engine and drop every WQE and packet, for RESET and destroy.
- * The engine does nothing in RESET, so once it is cancelled nothing arms
- * the timers again.
- */
-static void rvt_qp_quiesce(struct rvt_qp *qp)
-{
-	cancel_work_sync(&qp->send_work);
-	timer_delete_sync(&qp->rnr_timer);
-	timer_delete_sync(&qp->ack_timer);
-	cancel_work_sync(&qp->send_work);
-	skb_queue_purge(&qp->r_pkts);
-	spin_lock_irq(&qp->s_lock);
-	qp->s_head = 0;
-	qp->s_tail = 0;
-	qp->s_cur = 0;
-	qp->s_cur_off = 0;
-	qp->s_rd_out = 0;
-	qp->s_rnr_wait = false;
-	qp->s_rewound = false;
-	qp->s_go_back = false;
-	qp->s_rd_seen = 0;
-	qp->s_flags = 0;
-	qp->s_retry_loaded = false;
-	spin_unlock_irq(&qp->s_lock);
-	rvt_resp_reset(qp);
-	if (!qp->ibqp.srq)
-		rvt_rq_reset(&qp->r_rq);
-}
-
 /* The requester starts over at @psn, with nothing in flight. */
 static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 {
@@ -465,7 +492,11 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		  struct ib_udata *udata)
 {
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	bool set_av = (attr_mask & IB_QP_AV) &&
+		      !rvt_is_ud_type(ibqp->qp_type);
 	enum ib_qp_state cur, new;
+	struct rvt_av av = {};
+	bool local = false;
 	int ret;
 
 	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -482,18 +513,38 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	ret = rvt_qp_check_attr(qp, attr, attr_mask);
 	if (ret)
 		goto unlock;
+	if (set_av)
+		local = rvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
+				    attr->ah_attr.grh.sgid_attr, &av);
 
+	spin_lock_irq(&qp->s_lock);
+	/*
+	 * rvt_qp_set_error() and rvt_qp_set_sq_error() change the state
+	 * without state_mutex, under s_lock: judge the transition again
+	 * against the state as it is now, so that a move to ERR since the
+	 * check above is never undone by this one, and leave the QP
+	 * untouched if the transition is no longer allowed.
+	 */
+	if (qp->state != cur) {
+		if (!(attr_mask & IB_QP_STATE))
+			new = qp->state;
+		if ((attr_mask & IB_QP_CUR_STATE) ||
+		    !ib_modify_qp_is_ok(qp->state, new, ibqp->qp_type,
+					attr_mask)) {
+			spin_unlock_irq(&qp->s_lock);
+			ret = -EINVAL;
+			goto unlock;
+		}
+		cur = qp->state;
+	}
 	rvt_qp_store_attr(qp, attr, attr_mask);
-	if ((attr_mask & IB_QP_AV) && !rvt_is_ud_type(ibqp->qp_type)) {
-		qp->s_local = rvt_av_init(ib_to_rvt(ibqp->device),
-					  &attr->ah_attr,
-					  attr->ah_attr.grh.sgid_attr,
-					  &qp->s_av);
+	if (set_av) {
+		qp->s_local = local;
+		qp->s_av = av;
 		dst_cache_reset(&qp->s_dst_cache);
 	}
 	if (attr_mask & IB_QP_RQ_PSN)
 		qp->r_psn = qp->attr.rq_psn;
-	spin_lock_irq(&qp->s_lock);
 	if (attr_mask & IB_QP_SQ_PSN)
 		rvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
 	if (attr_mask & IB_QP_RETRY_CNT)
@@ -568,17 +619,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
-	spin_lock_irq(&qp->s_lock);
-	rvt_qp_set_state(qp, IB_QPS_RESET);
-	spin_unlock_irq(&qp->s_lock);
-
-	xa_erase_irq(&rdi->qp_xa, ibqp->qp_num);
-	/* ib_core frees the QP on return: no lookup may still be reading. */
-	synchronize_rcu();
-	rvt_put_qp(qp);
-	wait_for_completion(&qp->released);
-	rvt_qp_quiesce(qp);
-
+	rvt_qp_unpublish(rdi, qp);
 	rvt_qp_free_queues(qp);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
@@ -806,8 +847,9 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * @bad_wr: set to the first WR not posted
  *
  * Any context.  A QP in RESET or attached to an SRQ takes no receives; in
- * ERR the WRs are posted and flushed at once, as the IB spec requires
- * (ib_drain_rq() relies on it).
+ * ERR the WRs are posted and then flushed, as the IB spec requires
+ * (ib_drain_rq() relies on it), by the send engine: the completion
+ * handler must not run inside the consumer's post_recv.
  *
  * Return: 0 or a negative errno, see rvt_rq_post().
  */
@@ -827,6 +869,7 @@ int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	 * flushed after our WQEs went in or is visible here.
 	 */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		rvt_qp_flush_rq(qp);
+		rvt_schedule_send(qp);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_post_recv);

@@ -154,6 +154,22 @@ static void rvt_resp_recv_error(struct rvt_qp *qp, enum ib_wc_status status)
 	rvt_resp_recv_done(qp, status, &wc, true);
 }
 
+/**
+ * rvt_resp_flush - flush the receive WQE a half-received message holds
+ * @qp: the QP, in ERR; called by its send engine only
+ *
+ * A SEND arriving in several packets keeps its receive WQE in r_wqe, off
+ * the ring, until its last packet.  When the QP enters ERR first that WQE
+ * completes with IB_WC_WR_FLUSH_ERR, before those still on the ring,
+ * which were posted after it.
+ */
+void rvt_resp_flush(struct rvt_qp *qp)
+{
+	qp->r_in_msg = false;
+	if (qp->r_has_rwqe)
+		rvt_resp_recv_error(qp, IB_WC_WR_FLUSH_ERR);
+}
+
 /* Take the receive WQE of a message.  Return: 0, -ENOENT, -EIO. */
 static int rvt_resp_take_rwqe(struct rvt_qp *qp)
 {

@@ -282,6 +282,29 @@ int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
 }
 
 /**
+ * rvt_rq_posted - how many WQEs a ring holds right now
+ * @rq: the ring
+ *
+ * A flush completes this many WQEs and no more: a user producer can keep
+ * publishing WQEs as fast as the kernel consumes them, so "until the ring
+ * is empty" might never come.  WQEs published later are the next flush's.
+ * Any context.
+ *
+ * Return: the number of posted WQEs, 0 if the producer index is corrupt.
+ */
+u32 rvt_rq_posted(struct rvt_rq *rq)
+{
+	unsigned long flags;
+	u32 head, n = 0;
+
+	spin_lock_irqsave(&rq->lock, flags);
+	if (!rvt_rq_head(rq, &head))
+		n = rvt_rq_count(rq, head, rq->tail);
+	spin_unlock_irqrestore(&rq->lock, flags);
+	return n;
+}
+
+/**
  * rvt_rq_reset - empty a ring without completing its WQEs
  * @rq: the ring
  *

@@ -592,9 +592,9 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
  * @work: the QP's send_work
  *
  * Handles received packets first, then runs WQEs from s_tail in order
- * while the QP is in RTS, flushes them in ERR, and waits out RNR NAKs on
- * the QP's timer.  An RC QP whose peer is on the wire keeps WQEs until
- * they are acknowledged (req.c, comp.c).
+ * while the QP is in RTS, flushes them and the receive queue in ERR, and
+ * waits out RNR NAKs on the QP's timer.  An RC QP whose peer is on the
+ * wire keeps WQEs until they are acknowledged (req.c, comp.c).
  */
 void rvt_send_work(struct work_struct *work)
 {
@@ -606,6 +606,16 @@ void rvt_send_work(struct work_struct *work)
 	if (cur_state == IB_QPS_RESET) {
 		skb_queue_purge(&qp->r_pkts);
 		return;
+	}
+	/*
+	 * Receives are flushed here rather than in rvt_post_recv(), where a
+	 * consumer may hold a lock that its completion handler takes, and
+	 * rather than where the QP entered ERR: only the engine knows the
+	 * WQE a half-received message holds, which goes first.
+	 */
+	if (cur_state == IB_QPS_ERR) {
+		rvt_resp_flush(qp);
+		rvt_qp_flush_rq(qp);
 	}
 	more_rx = rvt_ruc_rx(qp);
 	if (more_rx)
@@ -703,3 +713,4 @@ void rvt_send_work(struct work_struct *work)
 	}
 	rvt_schedule_send(qp);
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_send_work);

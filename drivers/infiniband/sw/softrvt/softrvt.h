@@ -399,7 +399,8 @@ void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
 
 /* mmap.c */
 int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
-			  struct rdma_user_mmap_entry **entry, u64 *offset);
+			  bool writable, struct rdma_user_mmap_entry **entry,
+			  u64 *offset);
 int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
 
@@ -463,6 +464,7 @@ int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe);
 int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new);
 size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq);
 int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id);
+u32 rvt_rq_posted(struct rvt_rq *rq);
 void rvt_rq_reset(struct rvt_rq *rq);
 
 static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct rvt_rq *rq,
@@ -538,6 +540,7 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status);
 void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_resp_flush_ack(struct rvt_qp *qp);
 void rvt_resp_reset(struct rvt_qp *qp);
+void rvt_resp_flush(struct rvt_qp *qp);
 
 /* ruc.c */
 int rvt_ruc_init(void);

@@ -126,7 +126,9 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_srq_set_limit);
  *	offset is written (struct softrvt_modify_srq_cmd); NULL otherwise
  *
  * Outstanding WQEs move to the new ring in order; the limit changes only
- * if the resize succeeds.  Process context.
+ * if the resize succeeds.  Every step that can fail, writing the offset
+ * to userspace included, comes before the rings are swapped, so that an
+ * error always means nothing changed.  Process context.
  *
  * Return: 0, -EINVAL if the outstanding WQEs or the armed limit do not fit,
  * -ENOMEM, -EFAULT, or -EIO for a corrupt ring.
@@ -148,9 +150,6 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 		if (ret)
 			return ret;
 		offset_addr = u64_to_user_ptr(cmd.offset_addr);
-		/* Fail before touching the ring if we cannot report to it. */
-		if (put_user(offset, offset_addr))
-			return -EFAULT;
 	}
 
 	ret = rvt_rq_init(&new, max_wr, srq->rq.max_sge, srq->rq.user);
@@ -158,10 +157,19 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 		return ret;
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, new.wq,
-					    rvt_rq_mmap_bytes(&new),
+					    rvt_rq_mmap_bytes(&new), true,
 					    &new.mmap_entry, &offset);
 		if (ret)
 			goto out;
+		/*
+		 * Report the new ring before the swap: failing after it would
+		 * return an error for a resize that took effect, leaving the
+		 * process without the ring the SRQ then uses.
+		 */
+		if (put_user(offset, offset_addr)) {
+			ret = -EFAULT;
+			goto out;
+		}
 	}
 
 	spin_lock_irq(&srq->rq.lock);
@@ -173,8 +181,6 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 			srq->limit = *limit;
 	}
 	spin_unlock_irq(&srq->rq.lock);
-	if (!ret && offset_addr && put_user(offset, offset_addr))
-		ret = -EFAULT;
 out:
 	rvt_rq_free(&new);
 	return ret;
@@ -225,7 +231,7 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (udata) {
 		ret = rvt_mmap_entry_create(udata, srq->rq.wq,
-					    rvt_rq_mmap_bytes(&srq->rq),
+					    rvt_rq_mmap_bytes(&srq->rq), true,
 					    &srq->rq.mmap_entry,
 					    &resp.mmap_offset);
 		if (ret)
