@@ -67,7 +67,7 @@ static struct mr_fixture *mr_setup(struct kunit *test)
 	mr->length = 3 * PAGE_SIZE - 100;
 	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
 	mr->ibmr.pd = &f->upd;
-	mr->ibmr.lkey = (5 << RVT_KEY_INDEX_SHIFT) | 0x3c;
+	mr->ibmr.lkey = rvt_mr_make_key(5);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	refcount_set(&mr->refcount, 1);
 	init_completion(&mr->released);
@@ -98,6 +98,9 @@ static void mr_lookup_checks_key_pd_access_bounds(struct kunit *test)
 			-EACCES);
 	/* No MR at that index, and index 0 is not an MR. */
 	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key + (1 << 8), iova, 1,
+					    0, &mr), -EACCES);
+	/* The right index with another tag. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key ^ BIT(31), iova, 1,
 					    0, &mr), -EACCES);
 	/* Another PD. */
 	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, key, iova, 1, 0, &mr),
@@ -298,8 +301,32 @@ static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
 						 RVT_MAX_SGE + 1, 0), -EACCES);
 }
 
+/*
+ * A key cannot be guessed by counting: keys made for one index differ in
+ * their tag and variant, and the index stays where lookups find it.
+ */
+static void mr_keys_have_a_random_part(struct kunit *test)
+{
+	u32 first = rvt_mr_make_key(5), key, tags = 0, variants = 0;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		key = rvt_mr_make_key(5);
+		KUNIT_EXPECT_EQ(test, (key >> 8) & 0x1ffff, 5);
+		tags |= (key ^ first) >> 25;
+		variants |= (key ^ first) & 0xff;
+	}
+	/* 64 draws all equal to the first: odds of 2^-448 and 2^-512. */
+	KUNIT_EXPECT_NE(test, tags, 0);
+	KUNIT_EXPECT_NE(test, variants, 0);
+	/* Keys for the highest index keep it whole. */
+	KUNIT_EXPECT_EQ(test, (rvt_mr_make_key(0x1ffff) >> 8) & 0x1ffff,
+			0x1ffff);
+}
+
 static struct kunit_case softrvt_mr_cases[] = {
 	KUNIT_CASE(mr_lookup_checks_key_pd_access_bounds),
+	KUNIT_CASE(mr_keys_have_a_random_part),
 	KUNIT_CASE(mr_lookup_local_dma_lkey),
 	KUNIT_CASE(mr_lookup_after_unpublish_fails),
 	KUNIT_CASE(copy_sge_across_pages_and_sges),

@@ -2,9 +2,12 @@
 /*
  * Memory regions, their keys, and access to the memory behind them.
  *
- * A key is (index << 8) | variant: the index finds the MR in mr_xa, the low
- * byte belongs to the consumer as the IB spec allows.  Index 0 is never
- * allocated; lkey 0 is the device's local_dma_lkey, valid for kernel PDs.
+ * A key is (tag << 25) | (index << 8) | variant: the index finds the MR in
+ * mr_xa, the low byte belongs to the consumer as the IB spec allows, and
+ * the tag and the first variant are random, so that a peer cannot name a
+ * region by counting (indices are handed out cyclically).  The whole key
+ * must match.  Index 0 is never allocated; lkey 0 is the device's
+ * local_dma_lkey, valid for kernel PDs.
  *
  * Lookups run under RCU and take a reference; deregistration unpublishes
  * the MR, then waits for the references in flight before freeing it.
@@ -16,7 +19,30 @@
 
 #include "softrvt.h"
 
-#define RVT_MR_INDEX_MAX	((1U << (32 - RVT_KEY_INDEX_SHIFT)) - 1)
+#define RVT_KEY_INDEX_BITS	17
+#define RVT_MR_INDEX_MAX	((1U << RVT_KEY_INDEX_BITS) - 1)
+#define RVT_KEY_TAG_SHIFT	(RVT_KEY_INDEX_SHIFT + RVT_KEY_INDEX_BITS)
+static_assert(RVT_MAX_MR < RVT_MR_INDEX_MAX);
+
+static u32 rvt_key_index(u32 key)
+{
+	return (key >> RVT_KEY_INDEX_SHIFT) & RVT_MR_INDEX_MAX;
+}
+
+/**
+ * rvt_mr_make_key - a new key for the MR at an index of mr_xa
+ * @index: the index, 1 to RVT_MR_INDEX_MAX
+ *
+ * Return: the key, with a random tag and variant.
+ */
+u32 rvt_mr_make_key(u32 index)
+{
+	u32 rnd = get_random_u32();
+
+	return (rnd & ~0U << RVT_KEY_TAG_SHIFT) |
+	       index << RVT_KEY_INDEX_SHIFT | (rnd & 0xff);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_make_key);
 
 static struct rvt_mr *rvt_alloc_mr(struct rvt_dev_info *rdi, int access)
 {
@@ -42,7 +68,7 @@ static struct rvt_mr *rvt_alloc_mr(struct rvt_dev_info *rdi, int access)
 			      &rdi->next_mr_index, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free;
-	mr->ibmr.lkey = index << RVT_KEY_INDEX_SHIFT;
+	mr->ibmr.lkey = rvt_mr_make_key(index);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	return mr;
 
@@ -55,13 +81,13 @@ err_count:
 
 static void rvt_publish_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_store(&rdi->mr_xa, mr->ibmr.lkey >> RVT_KEY_INDEX_SHIFT, mr,
+	xa_store(&rdi->mr_xa, rvt_key_index(mr->ibmr.lkey), mr,
 		 GFP_KERNEL);
 }
 
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_erase(&rdi->mr_xa, mr->ibmr.lkey >> RVT_KEY_INDEX_SHIFT);
+	xa_erase(&rdi->mr_xa, rvt_key_index(mr->ibmr.lkey));
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
@@ -109,7 +135,7 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 	}
 
 	rcu_read_lock();
-	m = xa_load(&rdi->mr_xa, key >> RVT_KEY_INDEX_SHIFT);
+	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
 	if (m && !refcount_inc_not_zero(&m->refcount))
 		m = NULL;
 	rcu_read_unlock();
