@@ -6,6 +6,10 @@ RC responder QP (made here with pyverbs) requests that break the rules of
 a message: each must be NAKed as an invalid request and the QP must fail,
 while well-formed, duplicate and early requests are handled as such.
 
+Packets that are well formed but not the connection's (another source
+address, another P_Key, a QP whose peer is on its own device) must be
+dropped before they act on the QP.
+
 usage: wire-malformed.py DEV SRC-IPv4 DST-IPv4 SGID-INDEX
 Run in the sender's network namespace; DEV is the receiving device and
 SGID-INDEX the index of DST's GID on it.  Prints TAP lines.
@@ -34,10 +38,13 @@ def counters():
     return {k: v for k, v in data.items() if isinstance(v, int)}
 
 
-def ip4(payload_len, ident):
+FORGED_SRC = "198.18.12.99"  # on the link, but nobody's peer
+
+
+def ip4(payload_len, ident, saddr=None):
     return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + payload_len, ident,
                        0x4000, 64, socket.IPPROTO_UDP, 0,
-                       socket.inet_aton(src), socket.inet_aton(dst))
+                       socket.inet_aton(saddr or src), socket.inet_aton(dst))
 
 
 def icrc(ip, udp, rest):
@@ -54,9 +61,9 @@ def icrc(ip, udp, rest):
                                         bytes(mudp) + bytes(mrest)))
 
 
-def packet(bth_and_rest, good_icrc=True, ident=0x1234):
+def packet(bth_and_rest, good_icrc=True, ident=0x1234, saddr=None):
     ulen = 8 + len(bth_and_rest) + 4
-    ip = ip4(ulen, ident)
+    ip = ip4(ulen, ident, saddr)
     udp = struct.pack("!HHHH", 50000, PORT, ulen, 0)
     crc = icrc(ip, udp, bth_and_rest)
     if not good_icrc:
@@ -64,8 +71,8 @@ def packet(bth_and_rest, good_icrc=True, ident=0x1234):
     return ip + udp + bth_and_rest + crc
 
 
-def bth(opcode, qpn, psn=0, pad=0):
-    return struct.pack("!BBHII", opcode, pad << 4, 0xffff, qpn & 0xffffff,
+def bth(opcode, qpn, psn=0, pad=0, pkey=0xffff):
+    return struct.pack("!BBHII", opcode, pad << 4, pkey, qpn & 0xffffff,
                        psn)
 
 
@@ -121,6 +128,9 @@ expect("RC request to the GSI QP (a UD QP)",
 expect("UD SEND to the GSI QP with a wrong Q_Key",
        packet(bth(UD_SEND_ONLY, 1) + deth(0x1234, 5) + payload),
        "drop_bad_qkey")
+expect("UD SEND to the GSI QP with a P_Key of another partition",
+       packet(bth(UD_SEND_ONLY, 1, pkey=0x8001) + deth(0x80010000, 5) +
+              payload), "drop_bad_pkey")
 
 
 # --- Requests to an RC responder ---------------------------------------
@@ -147,8 +157,14 @@ mapped = socket.inet_pton(socket.AF_INET6, "::ffff:" + src)
 peer_gid = ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
 
 
-def rc_responder():
-    """An RC QP in RTR expecting RQ_PSN, with one receive of 2 MTUs."""
+def gid_of(addr):
+    mapped = socket.inet_pton(socket.AF_INET6, "::ffff:" + addr)
+    return ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
+
+
+def rc_responder(dgid=None):
+    """An RC QP in RTR expecting RQ_PSN, with one receive of 2 MTUs; its
+    peer is SRC, or DGID."""
     cq = CQ(ctx, 8)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=1, max_recv_wr=2)))
@@ -160,7 +176,7 @@ def rc_responder():
     attr.max_dest_rd_atomic = 1
     attr.min_rnr_timer = 1
     attr.ah_attr = AHAttr(is_global=1, port_num=1,
-                          gr=GlobalRoute(dgid=GID(peer_gid),
+                          gr=GlobalRoute(dgid=GID(dgid or peer_gid),
                                          sgid_index=sgid_index))
     qp.to_rtr(attr)
     mr.write(b"\0" * 2 * MTU, 2 * MTU)
@@ -186,16 +202,17 @@ def reth(length):
     return struct.pack("!QII", mr.buf, mr.rkey, length)
 
 
-def rc_case(name, pkts, moved, state, wc_status, data=None):
+def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None):
     """Send PKTS to a new responder.  Each counter in MOVED must move by
     one and no other counter but the traffic ones may move; the QP must be in
     STATE and its receive complete with WC_STATUS (None: not at all),
-    holding DATA if given."""
+    holding DATA if given.  A packet given as (P, ADDR) comes from ADDR."""
     global tests, failed
-    qp, cq = rc_responder()
+    qp, cq = rc_responder(dgid)
     before = counters()
     for p in pkts:
-        sock.sendto(packet(p(qp.qp_num)), (dst, 0))
+        p, saddr = p if isinstance(p, tuple) else (p, None)
+        sock.sendto(packet(p(qp.qp_num), saddr=saddr), (dst, 0))
     wc = first_wc(cq)
     after = counters()
     for _ in range(50):
@@ -231,9 +248,9 @@ def rc_case(name, pkts, moved, state, wc_status, data=None):
         ": " + "; ".join(problems) if problems else ""))
 
 
-def req(opcode, psn, payload=b"", ext=b""):
+def req(opcode, psn, payload=b"", ext=b"", pkey=0xffff):
     pad = (4 - len(payload)) & 3
-    return lambda qpn: (bth(opcode, qpn, psn, pad) + ext + payload +
+    return lambda qpn: (bth(opcode, qpn, psn, pad, pkey) + ext + payload +
                         b"\0" * pad)
 
 
@@ -268,6 +285,78 @@ rc_case("a WRITE MIDDLE within a SEND is an invalid request",
         [req(RC_SEND_FIRST, RQ_PSN, msg),
          req(RC_WRITE_MIDDLE, RQ_PSN + 1, msg)],
         ("err_naks_sent",), ERR, INV_REQ)
+
+
+# --- Packets that are not the connection's ------------------------------
+
+rc_case("a SEND from another address than the QP's peer is dropped; the "
+        "peer's SEND with the same PSN is then received, data checked",
+        [(req(RC_SEND_ONLY, RQ_PSN, b"forged!!"), FORGED_SRC),
+         req(RC_SEND_ONLY, RQ_PSN, msg[:200])],
+        ("drop_bad_addr",), RTR, OK, msg[:200])
+rc_case("a WRITE from another address than the QP's peer is dropped",
+        [(req(RC_WRITE_ONLY, RQ_PSN, msg[:64], reth(64)), FORGED_SRC)],
+        ("drop_bad_addr",), RTR, None)
+rc_case("a SEND with the P_Key of another partition is dropped",
+        [req(RC_SEND_ONLY, RQ_PSN, msg[:8], pkey=0x1234)],
+        ("drop_bad_pkey",), RTR, None)
+rc_case("a SEND with the default partition's limited P_Key is received",
+        [req(RC_SEND_ONLY, RQ_PSN, msg[:96], pkey=0x7fff)],
+        (), RTR, OK, msg[:96])
+rc_case("a QP whose peer is on its own device takes nothing from the wire",
+        [req(RC_SEND_FIRST, RQ_PSN, msg)],
+        ("drop_bad_addr",), RTR, None, dgid=gid_of(dst))
+
+
+def forged_ack_case():
+    """An RC requester with a SEND outstanding to a peer that never answers:
+    an ACK for it from another address must not complete it; the same ACK
+    from the peer's address does."""
+    global tests, failed
+    cq = CQ(ctx, 8)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=1, max_recv_wr=1)))
+    attr = QPAttr(path_mtu=e.IBV_MTU_1024)
+    attr.dest_qp_num = PEER_QPN
+    attr.rq_psn = RQ_PSN
+    attr.sq_psn = 200
+    attr.timeout = 18           # about a second: no retry during the test
+    attr.retry_cnt = 7
+    attr.max_rd_atomic = 1
+    attr.max_dest_rd_atomic = 1
+    attr.ah_attr = AHAttr(is_global=1, port_num=1,
+                          gr=GlobalRoute(dgid=GID(peer_gid),
+                                         sgid_index=sgid_index))
+    qp.to_rts(attr)
+    from pyverbs.wr import SendWR
+    qp.post_send(SendWR(wr_id=9, num_sge=1,
+                        sg=[SGE(mr.buf, 8, mr.lkey)]))
+    ack = bth(0x11, qp.qp_num, 200) + struct.pack("!I", 0x1f << 24 | 1)
+    before = counters()
+    sock.sendto(packet(ack, saddr=FORGED_SRC), (dst, 0))
+    time.sleep(0.5)
+    n, wcs = cq.poll()
+    after = counters()
+    problems = []
+    if after.get("drop_bad_addr", 0) - before.get("drop_bad_addr", 0) != 1:
+        problems.append("drop_bad_addr did not count the forged ACK")
+    if n:
+        problems.append("the forged ACK completed the SEND (status %d)" %
+                        wcs[0].status)
+    sock.sendto(packet(ack), (dst, 0))
+    wc = first_wc(cq)
+    if not n and (wc is None or wc.status != OK or wc.wr_id != 9):
+        problems.append("the peer's ACK did not complete the SEND")
+    tests += 1
+    if problems:
+        failed += 1
+    print("%s %d - RC requester: an ACK from another address than the "
+          "peer's completes nothing%s" % (
+              "not ok" if problems else "ok", tests,
+              ": " + "; ".join(problems) if problems else ""))
+
+
+forged_ack_case()
 
 print("1..%d" % tests)
 sys.exit(1 if failed else 0)

@@ -215,6 +215,8 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
 	[RVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
 	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
+	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
+	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
 };
 
 /**

@@ -98,6 +98,16 @@ struct rvt_pkt {
 	bool ipv6;			/* received: the IP version */
 };
 
+/*
+ * The one partition of a RoCE port is the default one, of which softrvt is
+ * a full member: a packet may carry its full (0xffff) or limited (0x7fff)
+ * P_Key, nothing else (IBA 10.9.3, two limited members do not talk).
+ */
+static inline bool rvt_pkey_ok(u16 pkey)
+{
+	return (pkey & 0x7fff) == 0x7fff;
+}
+
 /* 24-bit PSN arithmetic: the sign of a - b across the wrap. */
 static inline int rvt_psn_cmp(u32 a, u32 b)
 {

@@ -118,6 +118,10 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		drop = RVT_CNT_DROP_BAD_ICRC;
 		goto drop;
 	}
+	if (!rvt_pkey_ok(pkt->pkey)) {
+		drop = RVT_CNT_DROP_BAD_PKEY;
+		goto drop;
+	}
 
 	qp = rvt_lookup_qpn(rdi, pkt->qpn);
 	if (!qp) {
@@ -152,6 +156,34 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 drop:
 	rvt_count(rdi, drop, 1);
 	kfree_skb(skb);
+}
+
+/**
+ * rvt_pkt_on_path - whether a received packet comes from a connection's peer
+ * @skb: a packet queued by the receive path
+ * @av: the connection's path: the packet must come from av->dgid to
+ *	av->sgid, in the same IP version
+ *
+ * Anyone can send a UDP datagram to port 4791 with the right QP number and
+ * a PSN in the window; the addresses are what a connected QP can check
+ * before it acts on a packet.
+ *
+ * Return: true if both addresses match.
+ */
+bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av)
+{
+	bool v4 = ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
+
+	if (rvt_pkt_of(skb)->ipv6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		return !v4 &&
+		       !memcmp(&ip6h->saddr, av->dgid.raw, sizeof(ip6h->saddr)) &&
+		       !memcmp(&ip6h->daddr, av->sgid.raw, sizeof(ip6h->daddr));
+	}
+	return v4 &&
+	       !memcmp(&ip_hdr(skb)->saddr, av->dgid.raw + 12, 4) &&
+	       !memcmp(&ip_hdr(skb)->daddr, av->sgid.raw + 12, 4);
 }
 
 static int rvt_udp_encap_recv(struct sock *sk, struct sk_buff *skb)

@@ -544,6 +544,22 @@ static bool rvt_ruc_is_response(u8 opcode)
 }
 
 /*
+ * Whether a connected QP may act on a packet from the wire.  Once it has a
+ * path (RTR and later) only its peer may talk to it; a QP whose peer is on
+ * this device takes nothing from the wire at all, as its peer's packets
+ * never go there (and a forged one would meet the receive state of the
+ * same-device path).
+ */
+static bool rvt_ruc_pkt_is_peers(struct rvt_qp *qp, struct sk_buff *skb)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (rvt_is_ud(qp) || state == IB_QPS_RESET || state == IB_QPS_INIT)
+		return true;
+	return !READ_ONCE(qp->s_local) && rvt_pkt_on_path(skb, &qp->s_av);
+}
+
+/*
  * Handle the packets the receive path queued: requests go to the
  * responder, answers to the requester.  Return: whether some are left.
  */
@@ -553,6 +569,12 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	struct sk_buff *skb;
 
 	while (budget-- && (skb = skb_dequeue(&qp->r_pkts))) {
+		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
+			rvt_count(ib_to_rvt(qp->ibqp.device),
+				  RVT_CNT_DROP_BAD_ADDR, 1);
+			kfree_skb(skb);
+			continue;
+		}
 		if (rvt_ruc_is_response(rvt_pkt_of(skb)->opcode))
 			rvt_comp_packet(qp, skb);
 		else

@@ -80,6 +80,8 @@ enum rvt_counter {
 	RVT_CNT_DROP_BAD_PSN,
 	RVT_CNT_DROP_NO_RWQE,
 	RVT_CNT_TX_NO_ROUTE,
+	RVT_CNT_DROP_BAD_PKEY,
+	RVT_CNT_DROP_BAD_ADDR,
 	RVT_CNT_MAX
 };
 
@@ -417,6 +419,7 @@ bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
 		 const struct ib_gid_attr *sgid_attr, struct rvt_av *av);
 
 /* mr.c */
+u32 rvt_mr_make_key(u32 index);
 int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		  struct rvt_mr **mr);
 void rvt_put_mr(struct rvt_mr *mr);
@@ -513,6 +516,7 @@ void rvt_net_exit_all(void);
 int rvt_net_attach(struct rvt_dev_info *rdi);
 void rvt_net_detach(struct rvt_dev_info *rdi);
 struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb);
+bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
 int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
