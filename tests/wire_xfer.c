@@ -751,6 +751,7 @@ static void run_sq(enum ibv_wr_opcode op, enum ibv_wc_opcode wc_op,
 		   unsigned int depth, const char *phase)
 {
 	uint64_t count = cfg.total / cfg.msg, posted = 0, done = 0;
+	uint64_t step = count >= 8 ? count / 8 : 1;
 	struct ibv_wc wc[WC_BATCH];
 	unsigned int idle = 0;
 	int i, n;
@@ -759,8 +760,14 @@ static void run_sq(enum ibv_wr_opcode op, enum ibv_wc_opcode wc_op,
 		while (posted < count && posted - done < depth)
 			post_sq(op, posted++, phase);
 		n = poll_cq(wc, phase, &idle);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			check_wc(&wc[i], wc_op, done++, phase);
+			/* Signs of life for the test harness's watchdog. */
+			if (done % step == 0)
+				fprintf(stderr, "wire_xfer: %s %" PRIu64
+					" of %" PRIu64 " messages\n", phase,
+					done, count);
+		}
 	}
 }
 
