@@ -129,21 +129,30 @@ kvm_tests() {
 	result "no /dev/kvm: TCG, said in one line" $?
 }
 
+# Start a guest under TCG whose command prints MARKER and then sleeps for
+# ever, in the background; return once MARKER is out or vm.sh is gone.
+# Sets vpid and rc.  usage: hung_guest NAME MARKER [VAR=VALUE...]
+hung_guest() {
+	local name=$1 marker=$2 n=600
+	shift 2
+	mkdir -p "$work/$name"
+	rc=0
+	env SOFTRVT_ACCEL=tcg "$@" "$TOP/scripts/vm.sh" -l -k "$kdir" -t 1800 \
+		-o "$work/$name/out" -- "echo $marker; sleep infinity" \
+		> "$work/$name/log" 2>&1 &
+	vpid=$!
+	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
+		! grep -q "^$marker" "$work/$name/log"; do
+		sleep 1
+		n=$((n - 1))
+	done
+}
+
 # A guest whose kernel stops (QEMU paused, as after a KVM error it did
 # not report): caught by the missing heartbeat.
 paused_test() {
 	local d=$work/paused t0=$SECONDS
-	mkdir -p "$d"
-	rc=0
-	SOFTRVT_ACCEL=tcg SOFTRVT_HEARTBEAT_STALL=30 \
-		"$TOP/scripts/vm.sh" -l -k "$kdir" -t 900 -o "$d/out" -- \
-		'echo harness-pausing; sleep 100000' > "$d/log" 2>&1 &
-	local vpid=$! n=600
-	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
-		! grep -q '^harness-pausing' "$d/log"; do
-		sleep 1
-		n=$((n - 1))
-	done
+	hung_guest paused harness-pausing SOFTRVT_HEARTBEAT_STALL=30
 	kill -STOP "$(cat "$d/out/qemu.pid" 2>/dev/null)" 2>/dev/null
 	local paused=$SECONDS
 	wait "$vpid" || rc=$?
@@ -159,16 +168,7 @@ paused_test() {
 # named within 5 minutes of its last sign of life.
 sleeper_test() {
 	local d=$work/sleeper
-	mkdir -p "$d"
-	rc=0
-	SOFTRVT_ACCEL=tcg "$TOP/scripts/vm.sh" -l -k "$kdir" -t 1800 -o "$d/out" -- \
-		'echo harness-sleeping; sleep infinity' > "$d/log" 2>&1 &
-	local vpid=$! n=600
-	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
-		! grep -q '^harness-sleeping' "$d/log"; do
-		sleep 1
-		n=$((n - 1))
-	done
+	hung_guest sleeper harness-sleeping
 	local asleep=$SECONDS
 	wait "$vpid" || rc=$?
 	took=$((SECONDS - asleep))
