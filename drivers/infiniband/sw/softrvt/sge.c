@@ -88,6 +88,15 @@ void rvt_sge_state_release(struct rvt_sge_state *ss)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_release);
 
+/*
+ * Callers size every copy and skip by the list's total_len; a cursor at
+ * the end of the list is a bug of theirs, and would reach stale entries.
+ */
+static bool rvt_sge_at_end(const struct rvt_sge_state *ss)
+{
+	return WARN_ON_ONCE(ss->cur >= ss->num_sge);
+}
+
 /* Map the next piece at the cursor: no more than @len bytes. */
 static void *rvt_sge_next(struct rvt_sge_state *ss, u32 len, u32 *avail)
 {
@@ -121,6 +130,8 @@ void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 		u32 davail, savail, n;
 		void *d, *s;
 
+		if (rvt_sge_at_end(dst) || rvt_sge_at_end(src))
+			return;
 		d = rvt_sge_next(dst, len, &davail);
 		s = rvt_sge_next(src, davail, &savail);
 		n = savail;
@@ -142,7 +153,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_sge_copy);
  */
 void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
 {
-	while (len) {
+	while (len && !rvt_sge_at_end(dst)) {
 		u32 n;
 		void *d = rvt_sge_next(dst, len, &n);
 
@@ -162,7 +173,7 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
  */
 void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len)
 {
-	while (len) {
+	while (len && !rvt_sge_at_end(src)) {
 		u32 n;
 		void *s = rvt_sge_next(src, len, &n);
 
@@ -184,7 +195,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_copy_from_sge);
  */
 void rvt_sge_skip(struct rvt_sge_state *ss, u32 len)
 {
-	while (len) {
+	while (len && !rvt_sge_at_end(ss)) {
 		u32 n = min(len, ss->sge[ss->cur].length - ss->offset);
 
 		rvt_sge_advance(ss, n);
