@@ -10,9 +10,11 @@ Packets that are well formed but not the connection's (another source
 address, another P_Key, a QP whose peer is on its own device) must be
 dropped before they act on the QP.
 
-usage: wire-malformed.py DEV SRC-IPv4 DST-IPv4 SGID-INDEX
-Run in the sender's network namespace; DEV is the receiving device and
-SGID-INDEX the index of DST's GID on it.  Prints TAP lines.
+usage: wire-malformed.py DEV SRC-IPv4 DST-IPv4 SGID-INDEX DEV-NS DEV-NETDEV
+                         NETDEV
+Run in the sender's network namespace; DEV is the receiving device, in
+namespace DEV-NS on DEV-NETDEV, and SGID-INDEX the index of DST's GID on
+it; NETDEV is the sender's end of the link.  Prints TAP lines.
 """
 
 import json
@@ -25,6 +27,7 @@ import zlib
 
 dev, src, dst = sys.argv[1:4]
 sgid_index = int(sys.argv[4])
+dev_ns, dev_netdev, netdev = sys.argv[5:8]
 PORT = 4791
 tests = 0
 failed = 0
@@ -164,13 +167,14 @@ def gid_of(addr):
 
 def rc_responder(dgid=None):
     """An RC QP in RTR expecting RQ_PSN, with one receive of 2 MTUs; its
-    peer is SRC, or DGID."""
+    peer is SRC, or DGID.  It takes one READ at a time."""
     cq = CQ(ctx, 8)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=1, max_recv_wr=2)))
     attr = QPAttr(path_mtu=e.IBV_MTU_1024)
     attr.qp_access_flags = (e.IBV_ACCESS_LOCAL_WRITE |
-                            e.IBV_ACCESS_REMOTE_WRITE)
+                            e.IBV_ACCESS_REMOTE_WRITE |
+                            e.IBV_ACCESS_REMOTE_READ)
     attr.dest_qp_num = PEER_QPN
     attr.rq_psn = RQ_PSN
     attr.max_dest_rd_atomic = 1
@@ -198,19 +202,30 @@ def first_wc(cq):
     return None
 
 
-def reth(length):
-    return struct.pack("!QII", mr.buf, mr.rkey, length)
+def reth(length, region=None, off=0):
+    region = region or mr
+    return struct.pack("!QII", region.buf + off, region.rkey, length)
 
 
-def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None):
+def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
+            tx=None):
     """Send PKTS to a new responder.  Each counter in MOVED must move by
     one and no other counter but the traffic ones may move; the QP must be in
     STATE and its receive complete with WC_STATUS (None: not at all),
-    holding DATA if given.  A packet given as (P, ADDR) comes from ADDR."""
+    holding DATA if given, and TX packets must have been sent if given.
+    A packet given as (P, ADDR) comes from ADDR; a number N instead of a
+    packet waits until the device sent N packets since the case began."""
     global tests, failed
     qp, cq = rc_responder(dgid)
     before = counters()
     for p in pkts:
+        if isinstance(p, int):
+            for _ in range(100):
+                if counters().get("tx_packets", 0) - \
+                        before.get("tx_packets", 0) >= p:
+                    break
+                time.sleep(0.1)
+            continue
         p, saddr = p if isinstance(p, tuple) else (p, None)
         sock.sendto(packet(p(qp.qp_num), saddr=saddr), (dst, 0))
     wc = first_wc(cq)
@@ -226,6 +241,9 @@ def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None):
     problems = []
     if delta != {c: 1 for c in moved}:
         problems.append("counters moved: %s" % delta)
+    sent = after.get("tx_packets", 0) - before.get("tx_packets", 0)
+    if tx is not None and sent != tx:
+        problems.append("%d packets sent, not %d" % (sent, tx))
     if qp_state(qp) != state:
         problems.append("QP state %d, not %d" % (qp_state(qp), state))
     if wc_status is None:
@@ -281,6 +299,32 @@ rc_case("a READ within a SEND is an invalid request",
         [req(RC_SEND_FIRST, RQ_PSN, msg),
          req(RC_READ_REQUEST, RQ_PSN + 1, ext=reth(8))],
         ("err_naks_sent",), ERR, INV_REQ)
+# A region to READ from, larger than one engine run answers.
+big = MR(pd, 1 << 20, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_READ)
+rc_case("a READ is answered in MTU-sized responses",
+        [req(RC_READ_REQUEST, RQ_PSN, ext=reth(4096, big))],
+        (), RTR, None, tx=4)
+rc_case("a duplicate READ from the middle of one answered is answered "
+        "again from there",
+        [req(RC_READ_REQUEST, RQ_PSN, ext=reth(4096, big)), 4,
+         req(RC_READ_REQUEST, RQ_PSN + 2, ext=reth(2048, big, 2048))],
+        ("dup_requests",), RTR, None, tx=6)
+rc_case("a duplicate READ asking for more than the READ taken is dropped",
+        [req(RC_READ_REQUEST, RQ_PSN, ext=reth(8, big)), 1,
+         req(RC_READ_REQUEST, RQ_PSN, ext=reth(4096, big))],
+        ("dup_requests", "drop_bad_hdr"), RTR, None, tx=1)
+rc_case("a duplicate READ of a PSN no READ took is dropped",
+        [req(RC_SEND_ONLY, RQ_PSN, msg[:8]),
+         req(RC_READ_REQUEST, RQ_PSN, ext=reth(4096, big))],
+        ("dup_requests", "drop_bad_psn"), RTR, OK, msg[:8], tx=0)
+rc_case("a READ beyond max_dest_rd_atomic while one is answered is an "
+        "invalid request",
+        [req(RC_READ_REQUEST, RQ_PSN, ext=reth(1 << 20, big)),
+         req(RC_READ_REQUEST, RQ_PSN + 1024, ext=reth(8, big))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("a READ longer than max_msg_sz is an invalid request",
+        [req(RC_READ_REQUEST, RQ_PSN, ext=reth(0xffffffff, big))],
+        ("err_naks_sent",), ERR, FLUSH)
 rc_case("a WRITE MIDDLE within a SEND is an invalid request",
         [req(RC_SEND_FIRST, RQ_PSN, msg),
          req(RC_WRITE_MIDDLE, RQ_PSN + 1, msg)],
@@ -357,6 +401,123 @@ def forged_ack_case():
 
 
 forged_ack_case()
+
+
+def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024):
+    """An RC QP in RTS whose peer, PEER_QPN at SRC, is this script."""
+    cq = CQ(ctx, 8)
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=2, max_recv_wr=1)))
+    attr = QPAttr(path_mtu=path_mtu)
+    attr.dest_qp_num = PEER_QPN
+    attr.rq_psn = RQ_PSN
+    attr.sq_psn = sq_psn
+    attr.timeout = 18           # about a second: no retry during the test
+    attr.retry_cnt = 7
+    attr.max_rd_atomic = 1
+    attr.max_dest_rd_atomic = 1
+    attr.ah_attr = AHAttr(is_global=1, port_num=1,
+                          gr=GlobalRoute(dgid=GID(peer_gid),
+                                         sgid_index=sgid_index))
+    qp.to_rts(attr)
+    return qp, cq
+
+
+def report(name, problems):
+    global tests, failed
+    tests += 1
+    if problems:
+        failed += 1
+    print("%s %d - %s%s" % ("not ok" if problems else "ok", tests, name,
+                             ": " + "; ".join(problems) if problems else ""))
+
+
+def set_mtu(mtu):
+    subprocess.run(["ip", "-n", dev_ns, "link", "set", dev_netdev, "mtu",
+                    str(mtu)], check=True)
+    subprocess.run(["ip", "link", "set", netdev, "mtu", str(mtu)],
+                   check=True)
+    want = e.IBV_MTU_4096 if mtu >= 4200 else e.IBV_MTU_1024
+    for _ in range(50):
+        if ctx.query_port(1).active_mtu == want:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def read_mtu_case():
+    """An RC requester READs 8 KiB from this script, which answers at
+    1024 bytes a packet, the path MTU when the READ began.  Then the
+    port's MTU grows to 4096: a response cut at the new MTU, which would
+    reach past the READ's buffer, is dropped, and the 1024-byte responses
+    still complete the READ, data checked, the bytes after it untouched."""
+    from pyverbs.wr import SendWR
+    psn0 = 300
+    qp, cq = rc_requester(psn0, e.IBV_MTU_4096)
+    sink = MR(pd, 3 * 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    sink.write(b"\0" * 3 * 4096, 3 * 4096)
+    wr = SendWR(wr_id=11, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                sg=[SGE(sink.buf, 8192, sink.lkey)])
+    wr.set_wr_rdma(0x5678, 0x10000)
+    sent0 = counters().get("tx_packets", 0)
+    qp.post_send(wr)
+    problems = []
+    for _ in range(100):        # the READ request is out
+        if counters().get("tx_packets", 0) > sent0:
+            break
+        time.sleep(0.1)
+    else:
+        problems.append("the READ request was not sent")
+    if not set_mtu(9000):
+        problems.append("the port's MTU did not become 4096")
+    aeth = struct.pack("!I", 0x1f << 24 | 1)
+    before = counters()
+    forged = bth(0x0e, qp.qp_num, psn0 + 2) + b"\xee" * 4096
+    sock.sendto(packet(forged), (dst, 0))
+    time.sleep(0.5)
+    after = counters()
+    if after.get("drop_bad_hdr", 0) - before.get("drop_bad_hdr", 0) != 1:
+        problems.append("the response cut at the new MTU was not dropped")
+    data = bytes((i * 7 + i // 1024) & 0xff for i in range(8192))
+    for i in range(8):
+        op = 0x0d if i == 0 else 0x0f if i == 7 else 0x0e
+        hdr = bth(op, qp.qp_num, psn0 + i) + (aeth if op != 0x0e else b"")
+        sock.sendto(packet(hdr + data[i * 1024:(i + 1) * 1024]), (dst, 0))
+    wc = first_wc(cq)
+    if wc is None or wc.status != OK or wc.wr_id != 11:
+        problems.append("the READ did not complete: %s" %
+                        (wc.status if wc else "no completion"))
+    elif sink.read(8192, 0) != data:
+        problems.append("the READ's data differs")
+    if sink.read(4096, 8192) != b"\0" * 4096:
+        problems.append("bytes after the READ's buffer were written")
+    if not set_mtu(1500):
+        problems.append("the port's MTU did not go back to 1024")
+    report("RC requester: READ responses keep the MTU the READ began "
+           "with", problems)
+
+
+def max_msg_case():
+    """post_send refuses a message longer than max_msg_sz."""
+    from pyverbs.pyverbs_error import PyverbsRDMAError
+    from pyverbs.wr import SendWR
+    qp, cq = rc_requester(400)
+    limit = ctx.query_port(1).max_msg_sz
+    problems = []
+    wr = SendWR(wr_id=12, num_sge=2,
+                sg=[SGE(mr.buf, limit, mr.lkey), SGE(mr.buf, 1, mr.lkey)])
+    try:
+        qp.post_send(wr)
+        problems.append("a SEND of max_msg_sz + 1 bytes was posted")
+    except PyverbsRDMAError as err:
+        if err.error_code != 22:
+            problems.append("error %d, not EINVAL" % err.error_code)
+    report("post_send: a message longer than max_msg_sz (%d) is refused "
+           "with EINVAL" % limit, problems)
+
+
+read_mtu_case()
+max_msg_case()
 
 print("1..%d" % tests)
 sys.exit(1 if failed else 0)

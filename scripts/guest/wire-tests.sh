@@ -119,7 +119,7 @@ check "wire errors: exits 0" [ "$erc" = 0 ]
 
 echo "== wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
-	"$ig1" > "$OUT/wire/malformed.tap" 2>&1
+	"$ig1" ns1 w0 w1 > "$OUT/wire/malformed.tap" 2>&1
 mrc=$?
 cat "$OUT/wire/malformed.tap"
 tap_results "malformed" "$OUT/wire/malformed.tap"

@@ -54,9 +54,6 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 
 	spin_lock_irq(&qp->s_lock);
 	done = *wqe;
-	if (rvt_wqe_is_rd_atomic(wqe) && qp->s_rd_out &&
-	    rvt_comp_sent(qp, qp->s_tail))
-		qp->s_rd_out--;
 	if (qp->s_cur == qp->s_tail) {
 		qp->s_cur = rvt_comp_next(qp, qp->s_cur);
 		qp->s_cur_off = 0;
@@ -91,6 +88,7 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 	run = rvt_psn_map_run(qp->s_rd_seen);
 	qp->s_rd_seen = rvt_psn_map_shift(qp->s_rd_seen, run);
 	qp->s_acked_psn = rvt_psn_add(psn, run);
+	rvt_req_rd_retire(qp);
 	qp->s_retry = qp->attr.retry_cnt;
 	qp->s_rnr_retry = qp->attr.rnr_retry;
 	qp->s_rewound = false;
@@ -301,16 +299,20 @@ static enum ib_wc_status rvt_comp_read_data(struct rvt_qp *qp,
 					    const u8 *payload)
 {
 	u8 op = pkt->opcode & 0x1f;
-	u32 mtu = rvt_qp_mtu(qp);
 	bool last = pkt->psn == wqe->lpsn;
-	u32 off = ((pkt->psn - wqe->psn) & RVT_PSN_MASK) * mtu;
+	/* The WQE's own MTU: the netdev's may have changed since it began. */
+	u64 off = (u64)((pkt->psn - wqe->psn) & RVT_PSN_MASK) * wqe->pmtu;
 
 	if (wqe->opcode != IB_WR_RDMA_READ)
 		return IB_WC_BAD_RESP_ERR;
 	/* A READ is asked for in chunks: each one ends in LAST or ONLY. */
-	if ((last && op != IB_OPCODE_RDMA_READ_RESPONSE_LAST &&
-	     op != IB_OPCODE_RDMA_READ_RESPONSE_ONLY) ||
-	    pkt->payload_len != (last ? wqe->length - off : mtu))
+	if (last && op != IB_OPCODE_RDMA_READ_RESPONSE_LAST &&
+	    op != IB_OPCODE_RDMA_READ_RESPONSE_ONLY)
+		return IB_WC_BAD_RESP_ERR;
+	/* Every response but the last is full; none reaches past the WQE. */
+	if (off > wqe->length ||
+	    pkt->payload_len != (last ? wqe->length - off : wqe->pmtu) ||
+	    off + pkt->payload_len > wqe->length)
 		return IB_WC_BAD_RESP_ERR;
 	if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
 			       wqe->num_sge, IB_ACCESS_LOCAL_WRITE))

@@ -81,7 +81,7 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 	props->active_mtu = READ_ONCE(ib_to_rvt(ibdev)->port_mtu);
 	props->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
 	props->pkey_tbl_len = 1;
-	props->max_msg_sz = 1U << 31;
+	props->max_msg_sz = RVT_MAX_MSG_SZ;
 	props->port_cap_flags = 0;
 	props->ip_gids = true;
 	if (netif_running(ndev) && netif_carrier_ok(ndev)) {

@@ -125,7 +125,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	qp->s_tail = 0;
 	qp->s_cur = 0;
 	qp->s_cur_off = 0;
-	qp->s_rd_out = 0;
+	qp->s_rd_count = 0;
 	qp->s_rnr_wait = false;
 	qp->s_rewound = false;
 	qp->s_go_back = false;
@@ -468,7 +468,7 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 	qp->s_acked_psn = rvt_psn_add(psn, RVT_PSN_MASK);
 	qp->s_cur = qp->s_tail;
 	qp->s_cur_off = 0;
-	qp->s_rd_out = 0;
+	qp->s_rd_count = 0;
 	qp->s_rewound = false;
 	qp->s_go_back = false;
 	qp->s_rd_seen = 0;
@@ -676,7 +676,8 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 	for (i = 0; i < wr->num_sge; i++)
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
 			return -EINVAL;
-	return 0;
+	/* The max_msg_sz that query_device advertises, for every opcode. */
+	return *len > RVT_MAX_MSG_SZ ? -EINVAL : 0;
 }
 
 /*

@@ -58,12 +58,51 @@ bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe)
 }
 
 /* PSNs a WQE uses: one per packet, READ responses included. */
-static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe, u32 mtu)
+static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe)
 {
 	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 		return 1;
-	return max(1U, DIV_ROUND_UP(wqe->length, mtu));
+	/* In 64 bits: a length near 4 GiB must not wrap to a few packets. */
+	return max_t(u64, 1, DIV_ROUND_UP_ULL(wqe->length, wqe->pmtu));
+}
+
+/* Whether a new READ or atomic request would exceed max_rd_atomic. */
+static bool rvt_req_rd_full(const struct rvt_qp *qp)
+{
+	return qp->s_rd_count >= max_t(u32, qp->attr.max_rd_atomic, 1);
+}
+
+/* A new READ or atomic request went out; @lpsn is its last answer's. */
+static void rvt_req_rd_sent(struct rvt_qp *qp, u32 lpsn)
+{
+	qp->s_rd_lpsn[(qp->s_rd_first + qp->s_rd_count) % RVT_MAX_RD_ATOMIC] =
+		lpsn;
+	qp->s_rd_count++;
+}
+
+/**
+ * rvt_req_rd_retire - forget the READ and atomic requests answered
+ * @qp: the RC requester, whose s_acked_psn moved
+ *
+ * A request holds a resource at the responder until its last answer is
+ * sent, hence at least until that answer is in: going back to resend
+ * does not free it.
+ */
+void rvt_req_rd_retire(struct rvt_qp *qp)
+{
+	while (qp->s_rd_count &&
+	       rvt_psn_cmp(qp->s_rd_lpsn[qp->s_rd_first],
+			   qp->s_acked_psn) <= 0) {
+		qp->s_rd_first = (qp->s_rd_first + 1) % RVT_MAX_RD_ATOMIC;
+		qp->s_rd_count--;
+	}
+}
+
+/* Whether a request at @psn is sent for the first time. */
+static bool rvt_req_psn_is_new(const struct rvt_qp *qp, u32 psn)
+{
+	return rvt_psn_cmp(psn, qp->s_max_psn) >= 0;
 }
 
 /*
@@ -296,28 +335,23 @@ static bool rvt_req_at_stop(struct rvt_qp *qp)
  */
 void rvt_req_rewind(struct rvt_qp *qp, u32 psn)
 {
-	u32 mtu = rvt_qp_mtu(qp);
 	u32 i = qp->s_tail;
 	struct rvt_swqe *wqe;
 
-	qp->s_rd_out = 0;
 	while (i != qp->s_cur || qp->s_cur_off) {
 		wqe = rvt_get_swqe_ptr(qp, i);
 		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0 &&
 		    rvt_psn_cmp(psn, wqe->psn) >= 0) {
+			u64 off = (u64)((psn - wqe->psn) & RVT_PSN_MASK) *
+				  wqe->pmtu;
+
 			qp->s_cur = i;
 			qp->s_cur_off = (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 					 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) ?
-					0 : min(((psn - wqe->psn) & RVT_PSN_MASK) * mtu,
-						wqe->length);
+					0 : min_t(u64, off, wqe->length);
 			qp->s_psn = psn;
-			/* Resumed in its middle, it stays counted. */
-			if (qp->s_cur_off && rvt_wqe_is_rd_atomic(wqe))
-				qp->s_rd_out++;
 			return;
 		}
-		if (rvt_wqe_is_rd_atomic(wqe))
-			qp->s_rd_out++;
 		if (i == qp->s_cur)
 			break;
 		i = rvt_sq_next(qp, i);
@@ -408,11 +442,15 @@ void rvt_ack_timer_fn(struct timer_list *t)
 }
 
 /* Start the WQE at s_cur: its PSNs, or a local error found now. */
-static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
-			      u32 mtu)
+static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
 {
+	/*
+	 * Its packets, and its READ responses, are cut at this MTU until it
+	 * completes, whatever happens to the netdev's MTU meanwhile.
+	 */
+	wqe->pmtu = rvt_qp_mtu(qp);
 	wqe->psn = qp->s_psn;
-	wqe->lpsn = rvt_psn_add(qp->s_psn, rvt_wqe_npkts(wqe, mtu) - 1);
+	wqe->lpsn = rvt_psn_add(qp->s_psn, rvt_wqe_npkts(wqe) - 1);
 	wqe->wire_status = IB_WC_SUCCESS;
 	if (rvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
 		wqe->wire_status = IB_WC_LOC_QP_OP_ERR;
@@ -436,9 +474,10 @@ enum rvt_req_sent {
  * s_rd_seen; after going back, the responses already in are skipped.
  */
 static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
-					   struct rvt_swqe *wqe, u32 mtu)
+					   struct rvt_swqe *wqe)
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+	u32 mtu = wqe->pmtu;
 	u32 off = qp->s_cur_off;
 	u32 psn = qp->s_psn;
 	u32 pkts, len;
@@ -451,8 +490,6 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 	}
 	/* Skipped responses stay skipped while the window is full. */
 	if (off != qp->s_cur_off) {
-		if (!qp->s_cur_off)
-			qp->s_rd_out++;
 		qp->s_cur_off = off;
 		qp->s_psn = psn;
 	}
@@ -468,8 +505,10 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 		pkts = 0;	/* every response is in */
 	else if (rvt_psn_cmp(rvt_psn_add(psn, pkts - 1), window_end) > 0)
 		return RVT_REQ_WINDOW_FULL;
-	if (!off)
-		qp->s_rd_out++;
+	else if (rvt_req_psn_is_new(qp, psn) && rvt_req_rd_full(qp))
+		return RVT_REQ_WINDOW_FULL;
+	if (pkts && rvt_req_psn_is_new(qp, psn))
+		rvt_req_rd_sent(qp, rvt_psn_add(psn, pkts - 1));
 	if (pkts)
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
 			       psn, off, 0, true, NULL, len);
@@ -482,16 +521,21 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 
 /* Send the WQE at s_cur from s_cur_off on, as far as the window lets. */
 static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
-					  struct rvt_swqe *wqe, u32 mtu)
+					  struct rvt_swqe *wqe)
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+	u32 mtu = wqe->pmtu;
 
 	if (wqe->opcode == IB_WR_RDMA_READ)
-		return rvt_req_send_read(qp, wqe, mtu);
+		return rvt_req_send_read(qp, wqe);
 	if (rvt_wqe_is_rd_atomic(wqe)) {
+		if (rvt_req_psn_is_new(qp, qp->s_psn)) {
+			if (rvt_req_rd_full(qp))
+				return RVT_REQ_WINDOW_FULL;
+			rvt_req_rd_sent(qp, qp->s_psn);
+		}
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
 			       qp->s_psn, 0, 0, true, NULL, 0);
-		qp->s_rd_out++;
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		return RVT_REQ_WQE_SENT;
 	}
@@ -530,11 +574,9 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
  */
 bool rvt_req_send_rc(struct rvt_qp *qp)
 {
-	u32 mtu = rvt_qp_mtu(qp);
 	bool full = false;
 
 	for (;;) {
-		u32 rd_max = max_t(u32, qp->attr.max_rd_atomic, 1);
 		enum rvt_req_sent sent;
 		enum ib_qp_state state;
 		struct rvt_swqe *wqe;
@@ -558,8 +600,9 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			break;
 		}
 		wqe = rvt_get_swqe_ptr(qp, qp->s_cur);
-		if (!qp->s_cur_off)
-			rvt_req_start_wqe(qp, wqe, mtu);
+		/* Resent from its start, it keeps its PSNs and its MTU. */
+		if (!qp->s_cur_off && rvt_req_psn_is_new(qp, qp->s_psn))
+			rvt_req_start_wqe(qp, wqe);
 		if (wqe->wire_status != IB_WC_SUCCESS) {
 			/*
 			 * It takes no PSN and completes, in order, once what
@@ -572,13 +615,8 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			qp->s_cur_off = 0;
 			break;
 		}
-		/* The limit counts WQEs: a READ's later chunks pass. */
-		if (rvt_wqe_is_rd_atomic(wqe) && !qp->s_cur_off &&
-		    qp->s_rd_out >= rd_max) {
-			full = true;
-			break;
-		}
-		sent = rvt_req_send_wqe(qp, wqe, mtu);
+		/* Each READ chunk and atomic counts against max_rd_atomic. */
+		sent = rvt_req_send_wqe(qp, wqe);
 		if (sent == RVT_REQ_WINDOW_FULL) {
 			full = true;
 			break;

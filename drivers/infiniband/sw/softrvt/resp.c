@@ -25,6 +25,12 @@
 #include "softrvt.h"
 #include "hdr.h"
 
+/*
+ * READ responses one engine run sends: a READ of gigabytes is answered
+ * over many runs, between which the worker serves other QPs.
+ */
+#define RVT_READ_BUDGET		64
+
 static bool rvt_op_first(u8 op)
 {
 	switch (op) {
@@ -67,9 +73,12 @@ static bool rvt_op_send(u8 op)
 	       op == IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
 }
 
-/* Build and send an answer: ACK, NAK, READ response or atomic ACK. */
-static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
-			    u8 syndrome, u32 len, const u64 *orig)
+/*
+ * Build and send an answer: ACK, NAK, READ response or atomic ACK, whose
+ * AETH carries @msn.  A READ response's payload is taken from r_sge.
+ */
+static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
+				u8 syndrome, u32 msn, u32 len, const u64 *orig)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u32 pad = (4 - len) & 3;
@@ -88,7 +97,7 @@ static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
 	p += sizeof(struct rvt_bth);
 	if (mask & RVT_HDR_AETH) {
 		put_unaligned_be32((u32)syndrome << 24 |
-				   (qp->r_msn & RVT_BTH_PSN_MASK), p);
+				   (msn & RVT_BTH_PSN_MASK), p);
 		p += sizeof(struct rvt_aeth);
 	}
 	if (mask & RVT_HDR_ATMACK) {
@@ -103,6 +112,12 @@ static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
 				    qp->attr.dest_qp_num), skb);
 }
 
+static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
+			    u8 syndrome, u32 len, const u64 *orig)
+{
+	rvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->r_msn, len, orig);
+}
+
 static void rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
 {
 	rvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0, NULL);
@@ -114,7 +129,8 @@ static void rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
  */
 void rvt_resp_flush_ack(struct rvt_qp *qp)
 {
-	if (!qp->r_ack_pending)
+	/* It would acknowledge the READs whose responses are still due. */
+	if (!qp->r_ack_pending || qp->r_read_pending)
 		return;
 	qp->r_ack_pending = false;
 	rvt_resp_ack(qp, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
@@ -133,6 +149,11 @@ void rvt_resp_reset(struct rvt_qp *qp)
 	qp->r_in_msg = false;
 	qp->r_has_rwqe = false;
 	memset(qp->r_atomic, 0, sizeof(qp->r_atomic));
+	memset(qp->r_read, 0, sizeof(qp->r_read));
+	qp->r_read_next = 0;
+	qp->r_read_pending = 0;
+	qp->r_read_held = 0;
+	qp->r_read_off = 0;
 }
 
 static void rvt_resp_recv_done(struct rvt_qp *qp, enum ib_wc_status status,
@@ -235,42 +256,244 @@ static int rvt_resp_write_payload(struct rvt_qp *qp, const u8 *payload,
 	return 0;
 }
 
-/* Send the responses of a READ of @len bytes at @va, from PSN @psn. */
-static int rvt_resp_read(struct rvt_qp *qp, u32 psn, u64 va, u32 rkey,
-			 u32 len)
+/* A connected responder's fatal error: NAK it and enter ERR. */
+static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 {
-	u32 mtu = rvt_qp_mtu(qp);
-	struct rvt_mr *mr = NULL;
-	u32 off = 0;
+	enum ib_event_type event = IB_EVENT_QP_FATAL;
 
-	if (!qp->attr.max_dest_rd_atomic)
+	if (nak == RVT_NAK_REM_ACCESS)
+		event = IB_EVENT_QP_ACCESS_ERR;
+	else if (nak == RVT_NAK_INV_REQ)
+		event = IB_EVENT_QP_REQ_ERR;
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
+		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
+		qp->r_ack_pending = false;
+	}
+	/*
+	 * The receive a WRITE with immediate took: an rkey the WRITE may not
+	 * use is its "Local Access Error" (IBA 11.6.2).
+	 */
+	if (qp->r_has_rwqe)
+		rvt_resp_recv_error(qp, nak == RVT_NAK_REM_ACCESS ?
+					IB_WC_LOC_ACCESS_ERR :
+					IB_WC_REM_INV_REQ_ERR);
+	rvt_qp_set_error(qp, event);
+}
+
+/* Slot of the READ taken @back places before the next one. */
+static u32 rvt_read_slot(const struct rvt_qp *qp, u32 back)
+{
+	return (qp->r_read_next + RVT_MAX_RD_ATOMIC - back) % RVT_MAX_RD_ATOMIC;
+}
+
+/*
+ * Take a new READ request: its responses are sent by
+ * rvt_resp_read_answer(), in the order the READs came.  The responder
+ * holds a resource for each READ until its last response is out, and
+ * has max_dest_rd_atomic of them: a requester that asks for more is in
+ * error, as it counts each READ until its last response is in.  READs
+ * answered again for duplicates hold none: they were answered once.
+ * Return: 0 or a NAK code; *@next is the PSN after its answers.
+ */
+static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
+			      const struct rvt_reth *reth, u32 *next)
+{
+	u32 len = get_unaligned_be32(&reth->len);
+	u32 rkey = get_unaligned_be32(&reth->rkey);
+	u64 va = get_unaligned_be64(&reth->va);
+	struct rvt_read_res *e;
+	struct rvt_mr *mr;
+	u64 npkts;
+
+	if (!qp->attr.max_dest_rd_atomic ||
+	    qp->r_read_held >= qp->attr.max_dest_rd_atomic ||
+	    len > RVT_MAX_MSG_SZ)
 		return RVT_NAK_INV_REQ;
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
 		return RVT_NAK_REM_ACCESS;
-	if (len && rvt_mr_lookup(qp->ibqp.pd, rkey, va, len,
-				 IB_ACCESS_REMOTE_READ, &mr))
-		return RVT_NAK_REM_ACCESS;
-	rvt_sge_state_init_one(&qp->r_sge, mr, va, len);
-	do {
-		u32 n = min(mtu, len - off);
-		bool first = !off, last = off + n == len;
-		u8 op;
+	/* Checked now for the NAK; again each run, as the MR may go. */
+	if (len) {
+		if (rvt_mr_lookup(qp->ibqp.pd, rkey, va, len,
+				  IB_ACCESS_REMOTE_READ, &mr))
+			return RVT_NAK_REM_ACCESS;
+		rvt_put_mr(mr);
+	}
+	e = &qp->r_read[qp->r_read_next];
+	e->va = va;
+	e->rkey = rkey;
+	e->len = len;
+	e->mtu = rvt_qp_mtu(qp);
+	npkts = max_t(u64, 1, DIV_ROUND_UP_ULL(len, e->mtu));
+	e->psn = psn;
+	e->lpsn = rvt_psn_add(psn, npkts - 1);
+	e->msn = qp->r_msn;
+	e->answered = false;
+	qp->r_read_next = (qp->r_read_next + 1) % RVT_MAX_RD_ATOMIC;
+	if (!qp->r_read_pending)
+		qp->r_read_off = 0;
+	qp->r_read_pending++;
+	qp->r_read_held++;
+	*next = rvt_psn_add(e->lpsn, 1);
+	return 0;
+}
 
-		if (first && last)
-			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
-		else if (first)
-			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
-		else if (last)
-			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST;
-		else
-			op = IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
-		rvt_resp_answer(qp, op, psn, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
-				n, NULL);
+/*
+ * A duplicate READ request: the requester lost responses and asks again
+ * from @psn.  It must repeat one of the last max_dest_rd_atomic READs
+ * taken (a requester has no more outstanding), from the same place of
+ * the same region; the answers then go back to it, and to the READs
+ * taken after it.  Anything else is dropped: a duplicate never makes the
+ * responder read more than it was first asked to.
+ */
+static void rvt_resp_read_again(struct rvt_qp *qp, u32 psn,
+				const struct rvt_reth *reth)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u32 len = get_unaligned_be32(&reth->len);
+	u64 va = get_unaligned_be64(&reth->va);
+	struct rvt_read_res *e = NULL;
+	u32 back, slot;
+	u64 off;
+
+	for (back = 1; back <= qp->attr.max_dest_rd_atomic; back++) {
+		slot = rvt_read_slot(qp, back);
+		if (!qp->r_read[slot].mtu)
+			break;		/* never used since the reset */
+		if (rvt_psn_cmp(psn, qp->r_read[slot].psn) >= 0 &&
+		    rvt_psn_cmp(psn, qp->r_read[slot].lpsn) <= 0) {
+			e = &qp->r_read[slot];
+			break;
+		}
+	}
+	if (!e) {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		return;
+	}
+	off = (u64)((psn - e->psn) & RVT_PSN_MASK) * e->mtu;
+	if (get_unaligned_be32(&reth->rkey) != e->rkey || va != e->va + off ||
+	    len > e->len - off) {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
+		return;
+	}
+	if (back > qp->r_read_pending) {
+		/* All sent already: answer again from it on. */
+		qp->r_read_pending = back;
+		qp->r_read_off = off;
+	} else if (back == qp->r_read_pending) {
+		/* The one being answered: from there, if it got further. */
+		qp->r_read_off = min_t(u64, qp->r_read_off, off);
+	}
+	/* A later one has not started: it is answered whole anyway. */
+}
+
+static u8 rvt_read_resp_opcode(bool first, bool last)
+{
+	if (first && last)
+		return IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+	if (first)
+		return IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+	if (last)
+		return IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST;
+	return IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+}
+
+/* Send up to @budget responses of the oldest READ being answered. */
+static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
+			      u32 budget)
+{
+	u32 off = qp->r_read_off;
+	u32 left = e->len - off;
+	u32 psn = rvt_psn_add(e->psn, off / e->mtu);
+	u32 bytes = min_t(u64, left, (u64)budget * e->mtu);
+	struct rvt_mr *mr = NULL;
+	u32 sent = 0;
+
+	if (bytes && rvt_mr_lookup(qp->ibqp.pd, e->rkey, e->va + off, bytes,
+				   IB_ACCESS_REMOTE_READ, &mr))
+		return -EACCES;
+	rvt_sge_state_init_one(&qp->r_sge, mr, e->va + off, bytes);
+	do {
+		u32 n = min(e->mtu, e->len - off);
+
+		rvt_resp_answer_msn(qp, rvt_read_resp_opcode(!off,
+							     off + n == e->len),
+				    psn, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
+				    e->msn, n, NULL);
 		psn = rvt_psn_add(psn, 1);
 		off += n;
-	} while (off < len);
+		sent++;
+	} while (off < e->len && sent < budget);
 	rvt_sge_state_release(&qp->r_sge);
-	return 0;
+	qp->r_read_off = off;
+	return sent;
+}
+
+/**
+ * rvt_resp_read_answer - send the next responses of the READs taken
+ * @qp: the responder
+ *
+ * Sends at most RVT_READ_BUDGET responses, oldest READ first.  An rkey
+ * that stopped being valid meanwhile fails the READ as it would have
+ * failed when it came.
+ *
+ * Return: whether responses are still due: the engine must run again.
+ */
+bool rvt_resp_read_answer(struct rvt_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	int budget = RVT_READ_BUDGET;
+
+	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
+	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
+		qp->r_read_pending = 0;
+		qp->r_read_held = 0;
+	}
+	while (qp->r_read_pending && budget > 0) {
+		struct rvt_read_res *e =
+			&qp->r_read[rvt_read_slot(qp, qp->r_read_pending)];
+		int sent = rvt_resp_read_some(qp, e, budget);
+
+		if (sent < 0) {
+			qp->r_read_pending = 0;
+			qp->r_read_held = 0;
+			rvt_resp_fatal(qp, rvt_psn_add(e->psn,
+						       qp->r_read_off / e->mtu),
+				       RVT_NAK_REM_ACCESS);
+			break;
+		}
+		budget -= sent;
+		if (qp->r_read_off == e->len) {
+			if (!e->answered) {
+				e->answered = true;
+				qp->r_read_held--;
+			}
+			qp->r_read_pending--;
+			qp->r_read_off = 0;
+		}
+	}
+	return qp->r_read_pending;
+}
+
+/**
+ * rvt_resp_can_take - whether the responder may handle a request now
+ * @qp: the responder
+ * @skb: the request, first in the QP's queue
+ *
+ * While READ responses are still due, a later request waits: its ACK or
+ * NAK would acknowledge the READs too early, and a WRITE or atomic could
+ * change the memory they read.  Only more READs, new or repeated, are
+ * taken in between.
+ *
+ * Return: true if rvt_resp_packet() may have it.
+ */
+bool rvt_resp_can_take(struct rvt_qp *qp, struct sk_buff *skb)
+{
+	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+
+	return !qp->r_read_pending ||
+	       ((pkt->opcode & 0x1f) == IB_OPCODE_RDMA_READ_REQUEST &&
+		rvt_psn_cmp(pkt->psn, qp->r_psn) <= 0);
 }
 
 static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
@@ -312,30 +535,6 @@ static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
 	return 0;
 }
 
-/* A connected responder's fatal error: NAK it and enter ERR. */
-static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
-{
-	enum ib_event_type event = IB_EVENT_QP_FATAL;
-
-	if (nak == RVT_NAK_REM_ACCESS)
-		event = IB_EVENT_QP_ACCESS_ERR;
-	else if (nak == RVT_NAK_INV_REQ)
-		event = IB_EVENT_QP_REQ_ERR;
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
-		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
-		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
-	}
-	/*
-	 * The receive a WRITE with immediate took: an rkey the WRITE may not
-	 * use is its "Local Access Error" (IBA 11.6.2).
-	 */
-	if (qp->r_has_rwqe)
-		rvt_resp_recv_error(qp, nak == RVT_NAK_REM_ACCESS ?
-					IB_WC_LOC_ACCESS_ERR :
-					IB_WC_REM_INV_REQ_ERR);
-	rvt_qp_set_error(qp, event);
-}
-
 static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 			       struct rvt_pkt *pkt)
 {
@@ -345,15 +544,10 @@ static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 
 	rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DUP_REQUESTS, 1);
 	switch (op) {
-	case IB_OPCODE_RDMA_READ_REQUEST: {
-		const struct rvt_reth *reth = (const struct rvt_reth *)hdr;
-
-		/* Reads have no side effect: execute it again. */
-		rvt_resp_read(qp, pkt->psn, get_unaligned_be64(&reth->va),
-			      get_unaligned_be32(&reth->rkey),
-			      get_unaligned_be32(&reth->len));
+	case IB_OPCODE_RDMA_READ_REQUEST:
+		rvt_resp_read_again(qp, pkt->psn,
+				    (const struct rvt_reth *)hdr);
 		return;
-	}
 	case IB_OPCODE_COMPARE_SWAP:
 	case IB_OPCODE_FETCH_ADD:
 		for (i = 0; i < RVT_MAX_RD_ATOMIC; i++) {
@@ -475,23 +669,14 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	}
 
 	switch (op) {
-	case IB_OPCODE_RDMA_READ_REQUEST: {
-		const struct rvt_reth *reth = (const struct rvt_reth *)hdr;
-		u32 len = get_unaligned_be32(&reth->len);
-
-		if (qp->r_in_msg) {
-			ret = RVT_NAK_INV_REQ;
-			break;
-		}
-		ret = rvt_resp_read(qp, pkt->psn, get_unaligned_be64(&reth->va),
-				    get_unaligned_be32(&reth->rkey), len);
-		next = rvt_psn_add(pkt->psn,
-				   max(1U, DIV_ROUND_UP(len, rvt_qp_mtu(qp))));
+	case IB_OPCODE_RDMA_READ_REQUEST:
+		ret = qp->r_in_msg ? RVT_NAK_INV_REQ :
+		      rvt_resp_read_take(qp, pkt->psn,
+					 (const struct rvt_reth *)hdr, &next);
 		/* The responses acknowledge what came before. */
 		if (!ret)
 			qp->r_ack_pending = false;
 		break;
-	}
 	case IB_OPCODE_COMPARE_SWAP:
 	case IB_OPCODE_FETCH_ADD:
 		ret = qp->r_in_msg ? RVT_NAK_INV_REQ :

@@ -575,12 +575,19 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 			kfree_skb(skb);
 			continue;
 		}
-		if (rvt_ruc_is_response(rvt_pkt_of(skb)->opcode))
+		if (rvt_ruc_is_response(rvt_pkt_of(skb)->opcode)) {
 			rvt_comp_packet(qp, skb);
-		else
+		} else if (rvt_resp_can_take(qp, skb)) {
 			rvt_resp_packet(qp, skb);
+		} else {
+			/* Only the engine dequeues: the order is kept. */
+			skb_queue_head(&qp->r_pkts, skb);
+			break;
+		}
 		consume_skb(skb);
 	}
+	if (rvt_resp_read_answer(qp))
+		return true;
 	rvt_resp_flush_ack(qp);
 	return !skb_queue_empty_lockless(&qp->r_pkts);
 }

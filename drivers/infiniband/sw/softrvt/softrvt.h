@@ -34,6 +34,8 @@
 #define RVT_MAX_PD		65536
 #define RVT_MAX_MR		65536
 #define RVT_MAX_INLINE		256
+/* A message's bytes; its PSNs stay well within half the PSN space. */
+#define RVT_MAX_MSG_SZ		BIT(31)
 #define RVT_MAX_AH		65536
 #define RVT_MAX_RD_ATOMIC	128
 #define RVT_PORT_GID_TBL_LEN	128
@@ -246,9 +248,25 @@ struct rvt_swqe {
 	/* On the wire (RC): the PSNs it spans, responses to READ included. */
 	u32 psn;
 	u32 lpsn;
+	u32 pmtu;			/* its payload bytes per packet */
 	enum ib_wc_status wire_status;	/* a local error found sending it */
 	u32 num_sge;			/* 0 when the payload is inline */
 	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
+};
+
+/*
+ * An RDMA READ request the responder took: answered a bounded number of
+ * packets per engine run, and kept afterwards to check duplicates.
+ */
+struct rvt_read_res {
+	u32 psn;			/* of its first response */
+	u32 lpsn;			/* of its last */
+	u64 va;				/* the region it asked for */
+	u32 len;
+	u32 rkey;
+	u32 mtu;			/* payload bytes per response */
+	u32 msn;			/* its answers' AETH MSN */
+	bool answered;			/* its last response went out once */
 };
 
 struct rvt_qp {
@@ -305,7 +323,14 @@ struct rvt_qp {
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
-	u32 s_rd_out;			/* READ and atomic WQEs in flight */
+	/*
+	 * READ and atomic requests sent and not all answered, oldest first:
+	 * the PSN of each one's last answer.  The peer's responder holds a
+	 * resource for each; max_rd_atomic bounds them.
+	 */
+	u32 s_rd_lpsn[RVT_MAX_RD_ATOMIC];
+	u8 s_rd_first;
+	u8 s_rd_count;
 	u32 s_stop;			/* RVT_S_STOPPED: nothing from it is sent */
 	unsigned long s_flags;		/* RVT_S_*, set by the timers */
 	struct timer_list ack_timer;	/* the local ACK timeout */
@@ -330,6 +355,17 @@ struct rvt_qp {
 		u64 orig;
 	} r_atomic[RVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
 	u8 r_atomic_next;
+	/*
+	 * READs taken, newest at r_read_next - 1; the last r_read_pending
+	 * of them are (again) being answered, the oldest of those from
+	 * r_read_off bytes in.  r_read_held of them were never answered
+	 * whole: the resources of max_dest_rd_atomic in use.
+	 */
+	struct rvt_read_res r_read[RVT_MAX_RD_ATOMIC];
+	u8 r_read_next;
+	u8 r_read_pending;
+	u8 r_read_held;
+	u32 r_read_off;
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
@@ -534,6 +570,7 @@ void rvt_ack_timer_fn(struct timer_list *t);
 void rvt_req_arm_ack_timer(struct rvt_qp *qp);
 bool rvt_req_ack_timer_due(struct rvt_qp *qp);
 bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe);
+void rvt_req_rd_retire(struct rvt_qp *qp);
 
 /* comp.c */
 void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb);
@@ -542,6 +579,8 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status);
 
 /* resp.c */
 void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb);
+bool rvt_resp_can_take(struct rvt_qp *qp, struct sk_buff *skb);
+bool rvt_resp_read_answer(struct rvt_qp *qp);
 void rvt_resp_flush_ack(struct rvt_qp *qp);
 void rvt_resp_reset(struct rvt_qp *qp);
 void rvt_resp_flush(struct rvt_qp *qp);
