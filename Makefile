@@ -12,7 +12,7 @@ SCRIPTS := $(CURDIR)/scripts
 kdir = $$(if [ -n "$(KDIR)" ]; then echo "$(KDIR)"; \
 	  else $(SCRIPTS)/build-kernel.sh debug; fi)
 
-.PHONY: all modules clean deps kernel rootfs tests lint check demo bench
+.PHONY: all modules clean deps kernel rootfs tests lint check check-full demo bench
 
 all: modules
 
@@ -37,6 +37,11 @@ lint: deps
 
 check: deps
 	$(SCRIPTS)/check.sh
+
+# Every test at full size (10^7 fuzzed packets, 20 teardown rounds each,
+# 10^6 soak messages...): longer than CI allows.
+check-full: deps
+	SOFTRVT_FULL=1 $(SCRIPTS)/check.sh
 
 demo: deps
 	$(SCRIPTS)/demo.sh

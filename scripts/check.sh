@@ -58,7 +58,10 @@ fi
 # a run that keeps moving, which takes 20 to 45 minutes under TCG
 # depending on what else the host runs.
 mkdir -p "$out/guest"
-"$TOP/scripts/vm.sh" -k "$kdir" -t 3600 -o "$out/guest" -- \
+# SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.
+full=${SOFTRVT_FULL:-}
+"$TOP/scripts/vm.sh" -k "$kdir" -t $((full ? 4 * 3600 : 3600)) \
+	-o "$out/guest" -- env SOFTRVT_FULL="$full" \
 	scripts/guest/run-tests.sh > "$out/vm.log" 2>&1
 vm=$?
 tail -n 150 "$out/vm.log"
