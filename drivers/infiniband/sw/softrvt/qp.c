@@ -119,7 +119,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	timer_delete_sync(&qp->rnr_timer);
 	timer_delete_sync(&qp->ack_timer);
 	cancel_work_sync(&qp->send_work);
-	skb_queue_purge(&qp->r_pkts);
+	rvt_rx_purge(qp);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;

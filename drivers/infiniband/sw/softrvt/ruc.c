@@ -568,7 +568,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	int budget = RVT_RX_BUDGET;
 	struct sk_buff *skb;
 
-	while (budget-- && (skb = skb_dequeue(&qp->r_pkts))) {
+	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
 			rvt_count(ib_to_rvt(qp->ibqp.device),
 				  RVT_CNT_DROP_BAD_ADDR, 1);
@@ -626,7 +626,7 @@ void rvt_send_work(struct work_struct *work)
 	bool more_rx;
 
 	if (cur_state == IB_QPS_RESET) {
-		skb_queue_purge(&qp->r_pkts);
+		rvt_rx_purge(qp);
 		return;
 	}
 	/*
