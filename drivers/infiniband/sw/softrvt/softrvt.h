@@ -346,6 +346,11 @@ struct rvt_qp {
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
+	/*
+	 * Same-device senders between their check of this QP's state and
+	 * the end of their delivery, see rvt_ruc_last_wqe().
+	 */
+	atomic_t r_senders;
 	struct completion released;
 };
 
@@ -403,6 +408,7 @@ static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
 #define RVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
 #define RVT_S_RNR_DONE		1	/* the RNR wait is over */
 #define RVT_S_STOPPED		2	/* a WQE failed: see s_stop */
+#define RVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
 
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
