@@ -128,6 +128,22 @@ wire_pair "malformed: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
+echo "== wire: a flood over many QPs meets the device's cap"
+for side in "ns1 w0" "ns2 w1"; do
+	set -- $side
+	ns_exec "$1" ip link set "$2" mtu 9000
+done
+ns_exec ns2 timeout 300 scripts/guest/wire-rx-flood.py softrvt1 \
+	198.18.12.2 198.18.12.1 > "$OUT/wire/rx-flood.tap" 2>&1
+frc=$?
+cat "$OUT/wire/rx-flood.tap"
+tap_results "rx flood" "$OUT/wire/rx-flood.tap"
+check "rx flood: script exits 0" [ "$frc" = 0 ]
+for side in "ns1 w0" "ns2 w1"; do
+	set -- $side
+	ns_exec "$1" ip link set "$2" mtu 1500
+done
+
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
 	ns_exec "$1" rdma statistic show link "$2/1" |

@@ -186,6 +186,8 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 	rvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));
 	WARN_ON(!xa_empty(&rdi->mr_xa));
+	/* Every QP is gone, and with it every queued packet. */
+	WARN_ON(atomic_long_read(&rdi->rx_queued));
 	xa_destroy(&rdi->qp_xa);
 	xa_destroy(&rdi->mr_xa);
 }
@@ -217,6 +219,7 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
 	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
 	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
+	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
 };
 
 /**

@@ -10,8 +10,10 @@
  * ib_core with rvt_devices_lock held, since ib_core takes RTNL.
  */
 
+#include <linux/debugfs.h>
 #include <linux/if_vlan.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 
@@ -19,6 +21,7 @@
 
 static LIST_HEAD(rvt_devices);
 static DEFINE_MUTEX(rvt_devices_lock);
+static struct dentry *rvt_debugfs;
 
 static struct rvt_dev_info *rvt_find_dev_locked(struct net_device *ndev)
 {
@@ -147,6 +150,26 @@ static struct notifier_block rvt_netdev_notifier = {
 	.notifier_call = rvt_netdev_event,
 };
 
+/*
+ * debugfs softrvt/rx_queued: for each registered device, the bytes its
+ * QPs' received packets hold now and the cap, so that a test can see the
+ * accounting return to zero.
+ */
+static int rvt_rx_queued_show(struct seq_file *s, void *unused)
+{
+	struct rvt_dev_info *rdi;
+
+	mutex_lock(&rvt_devices_lock);
+	list_for_each_entry(rdi, &rvt_devices, list)
+		if (dev_name(&rdi->ibdev.dev))
+			seq_printf(s, "%s %ld %ld\n", dev_name(&rdi->ibdev.dev),
+				   atomic_long_read(&rdi->rx_queued),
+				   RVT_RX_DEV_MAX_BYTES);
+	mutex_unlock(&rvt_devices_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rvt_rx_queued);
+
 static int __init rvt_module_init(void)
 {
 	int ret;
@@ -161,6 +184,9 @@ static int __init rvt_module_init(void)
 	if (ret)
 		goto err_net;
 	rdma_link_register(&rvt_link_ops);
+	rvt_debugfs = debugfs_create_dir("softrvt", NULL);
+	debugfs_create_file("rx_queued", 0400, rvt_debugfs, NULL,
+			    &rvt_rx_queued_fops);
 	return 0;
 
 err_net:
@@ -174,6 +200,7 @@ static void __exit rvt_module_exit(void)
 {
 	struct rvt_dev_info *rdi;
 
+	debugfs_remove_recursive(rvt_debugfs);
 	/* Waits for newlink calls in flight; none can start after it. */
 	rdma_link_unregister(&rvt_link_ops);
 	unregister_netdevice_notifier(&rvt_netdev_notifier);

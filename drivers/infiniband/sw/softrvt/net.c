@@ -33,9 +33,6 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-/* Packets a QP may have queued before the engine gets to them. */
-#define RVT_RX_QUEUE_MAX	4096
-
 /* The sockets of one network namespace and the devices living there. */
 struct rvt_net {
 	struct list_head list;		/* on rvt_nets */
@@ -141,22 +138,104 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	rvt_count(rdi, RVT_CNT_RX_PACKETS, 1);
 	rvt_count(rdi, RVT_CNT_RX_BYTES, pkt->payload_len);
 
-	spin_lock(&qp->r_pkts.lock);
-	if (skb_queue_len(&qp->r_pkts) < RVT_RX_QUEUE_MAX) {
-		__skb_queue_tail(&qp->r_pkts, skb);
-		skb = NULL;
-	}
-	spin_unlock(&qp->r_pkts.lock);
-	if (!skb)
-		rvt_schedule_send(qp);
+	rvt_rx_queue(rdi, qp, skb);
 	rvt_put_qp(qp);
-	if (!skb)
-		return;
-	drop = RVT_CNT_DROP_QUEUE_FULL;
+	return;
 drop:
 	rvt_count(rdi, drop, 1);
 	kfree_skb(skb);
 }
+
+/**
+ * rvt_rx_queue - queue a received packet for its QP's engine
+ * @rdi: the device
+ * @qp: the QP, referenced by the caller
+ * @skb: the packet; consumed
+ *
+ * A QP holds at most RVT_RX_QUEUE_MAX packets, the device at most
+ * RVT_RX_DEV_MAX_BYTES of them (skb truesize) across all its QPs; a
+ * packet over either cap is dropped and counted.  The charge is taken
+ * under the queue's lock, so no dequeuer can see the packet before it is
+ * charged; rvt_rx_dequeue() and rvt_rx_purge() give it back.  Any
+ * context.
+ *
+ * Return: true if the packet was queued and the engine scheduled.
+ */
+bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
+		  struct sk_buff *skb)
+{
+	enum rvt_counter drop = RVT_CNT_DROP_QUEUE_FULL;
+	unsigned long flags;
+	bool queued = false;
+
+	spin_lock_irqsave(&qp->r_pkts.lock, flags);
+	if (skb_queue_len(&qp->r_pkts) < RVT_RX_QUEUE_MAX) {
+		if (atomic_long_add_return(skb->truesize, &rdi->rx_queued) <=
+		    RVT_RX_DEV_MAX_BYTES) {
+			__skb_queue_tail(&qp->r_pkts, skb);
+			queued = true;
+		} else {
+			atomic_long_sub(skb->truesize, &rdi->rx_queued);
+			drop = RVT_CNT_DROP_DEV_QUEUE_FULL;
+		}
+	}
+	spin_unlock_irqrestore(&qp->r_pkts.lock, flags);
+	if (!queued) {
+		rvt_count(rdi, drop, 1);
+		kfree_skb(skb);
+		return false;
+	}
+	rvt_schedule_send(qp);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rx_queue);
+
+/**
+ * rvt_rx_dequeue - take the oldest packet queued on a QP
+ * @qp: the QP
+ *
+ * Nothing touches a packet while it is queued, so its truesize is still
+ * what rvt_rx_queue() charged.  Any context.
+ *
+ * Return: the packet, now the caller's, or NULL.
+ */
+struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp)
+{
+	struct sk_buff *skb = skb_dequeue(&qp->r_pkts);
+
+	if (skb)
+		atomic_long_sub(skb->truesize,
+				&ib_to_rvt(qp->ibqp.device)->rx_queued);
+	return skb;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rx_dequeue);
+
+/**
+ * rvt_rx_unget - put back the packet rvt_rx_dequeue() just returned
+ * @qp: the QP
+ * @skb: the packet, which its engine cannot handle yet
+ *
+ * Only the engine dequeues, so the packet is first again, as it was.  It
+ * is charged to the device again, even past the cap: it was queued.
+ */
+void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb)
+{
+	atomic_long_add(skb->truesize, &ib_to_rvt(qp->ibqp.device)->rx_queued);
+	skb_queue_head(&qp->r_pkts, skb);
+}
+
+/**
+ * rvt_rx_purge - drop every packet queued on a QP
+ * @qp: the QP, for RESET and teardown
+ */
+void rvt_rx_purge(struct rvt_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = rvt_rx_dequeue(qp)))
+		kfree_skb(skb);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rx_purge);
 
 /**
  * rvt_pkt_on_path - whether a received packet comes from a connection's peer

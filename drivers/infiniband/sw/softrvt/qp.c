@@ -119,7 +119,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	timer_delete_sync(&qp->rnr_timer);
 	timer_delete_sync(&qp->ack_timer);
 	cancel_work_sync(&qp->send_work);
-	skb_queue_purge(&qp->r_pkts);
+	rvt_rx_purge(qp);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;
@@ -404,11 +404,14 @@ static void rvt_qp_enter_error(struct rvt_qp *qp)
 	 * Pairs with the barrier a provider places between publishing a
 	 * receive WQE and reading the state page: either the engine's flush,
 	 * which reads the ring after this, sees the WQE or the provider sees
-	 * ERR and has the kernel flush it.
+	 * ERR and has the kernel flush it.  Likewise with a same-device
+	 * sender, between its entry in r_senders and its reading of the
+	 * state, see rvt_ruc_last_wqe().
 	 */
 	smp_mb();
+	/* The engine raises it once no WQE can be taken any more. */
 	if (qp->ibqp.srq)
-		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+		set_bit(RVT_S_LAST_WQE, &qp->s_flags);
 	rvt_schedule_send(qp);
 }
 
@@ -440,6 +443,7 @@ bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
 	}
 	return changed;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_qp_set_error);
 
 /**
  * rvt_qp_set_sq_error - stop a UC or UD send queue after a send error

@@ -508,6 +508,11 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 
 	dqpn = rvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
 	qp = rvt_lookup_qpn(rdi, dqpn);
+	if (qp) {
+		atomic_inc(&qp->r_senders);
+		/* Seen by the responder's engine before we see its state. */
+		smp_mb__after_atomic();
+	}
 	if (!qp || !rvt_ruc_peer_ok(sqp, qp, wqe)) {
 		/*
 		 * Nobody would acknowledge: an RC requester times out and
@@ -521,8 +526,17 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 		res = rvt_ruc_execute(sqp, qp, wqe, status);
 		*rnr_timer = qp->attr.min_rnr_timer;
 	}
-	if (qp)
+	if (qp) {
+		atomic_dec(&qp->r_senders);
+		/*
+		 * Gone before the state is read: a responder that entered ERR
+		 * meanwhile may owe its last-WQE event, see rvt_ruc_last_wqe().
+		 */
+		smp_mb__after_atomic();
+		if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
+			rvt_schedule_send(qp);
 		rvt_put_qp(qp);
+	}
 	rvt_sge_state_release(&sqp->s_sge);
 	return res;
 }
@@ -568,7 +582,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	int budget = RVT_RX_BUDGET;
 	struct sk_buff *skb;
 
-	while (budget-- && (skb = skb_dequeue(&qp->r_pkts))) {
+	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
 			rvt_count(ib_to_rvt(qp->ibqp.device),
 				  RVT_CNT_DROP_BAD_ADDR, 1);
@@ -580,8 +594,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 		} else if (rvt_resp_can_take(qp, skb)) {
 			rvt_resp_packet(qp, skb);
 		} else {
-			/* Only the engine dequeues: the order is kept. */
-			skb_queue_head(&qp->r_pkts, skb);
+			rvt_rx_unget(qp, skb);
 			break;
 		}
 		consume_skb(skb);
@@ -616,6 +629,47 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
 		rvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
+/*
+ * IB_EVENT_QP_LAST_WQE_REACHED tells the consumer of an SRQ that a QP in
+ * ERR takes no more WQEs from it and that every completion of a WQE it
+ * took is on the CQ: the consumer may then reap them and destroy the QP.
+ * Two kinds of engine take SRQ WQEs for a QP, and neither may do so once
+ * the event is out:
+ *
+ * - its own, for packets from the wire.  This is it, in ERR: the WQE a
+ *   half-received message held was just flushed, the packets it took
+ *   before ERR were handled in earlier runs (a work item never runs
+ *   twice at once), and the responder drops every packet from now on,
+ *   as ERR is left only for RESET.
+ *
+ * - the engine of a sender on this device, in rvt_ruc_loopback(), which
+ *   may have read the state just before ERR was entered and be copying
+ *   into a WQE it took.  A sender counts itself in r_senders, with a full
+ *   barrier, before it reads the state, and leaves after its receive
+ *   completion; the move to ERR stores the state, then a full barrier,
+ *   then sets RVT_S_LAST_WQE and schedules this engine, which reads the
+ *   flag, then a full barrier, then r_senders.  Of the two, one
+ *   at least sees the other's store: the sender sees ERR and takes
+ *   nothing, or this engine sees the sender and waits.  A sender leaving
+ *   decrements, with a full barrier, then reads the state, and
+ *   schedules this engine if it is ERR: by the same pairing, an engine
+ *   that counted it finds it gone on that later run.
+ *
+ * A sender that looks the QP up after ERR counts itself too but takes
+ * nothing; it only delays the event to its own departure.
+ */
+static void rvt_ruc_last_wqe(struct rvt_qp *qp)
+{
+	if (!test_bit(RVT_S_LAST_WQE, &qp->s_flags))
+		return;
+	/* The flag came after ERR: r_senders is read after both. */
+	smp_mb();
+	if (atomic_read(&qp->r_senders))
+		return;
+	if (test_and_clear_bit(RVT_S_LAST_WQE, &qp->s_flags))
+		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
 /**
  * rvt_send_work - the engine of a QP
  * @work: the QP's send_work
@@ -633,7 +687,7 @@ void rvt_send_work(struct work_struct *work)
 	bool more_rx;
 
 	if (cur_state == IB_QPS_RESET) {
-		skb_queue_purge(&qp->r_pkts);
+		rvt_rx_purge(qp);
 		return;
 	}
 	/*
@@ -645,6 +699,7 @@ void rvt_send_work(struct work_struct *work)
 	if (cur_state == IB_QPS_ERR) {
 		rvt_resp_flush(qp);
 		rvt_qp_flush_rq(qp);
+		rvt_ruc_last_wqe(qp);
 	}
 	more_rx = rvt_ruc_rx(qp);
 	if (more_rx)

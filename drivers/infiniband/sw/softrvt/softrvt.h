@@ -53,6 +53,16 @@
 static_assert(RVT_MAX_INFLIGHT <= 64);
 /* rnr_retry value meaning "retry for ever" (IBA 9.7.5.2.8). */
 #define RVT_RNR_RETRY_INFINITE	7
+/* Packets a QP may have queued before its engine gets to them. */
+#define RVT_RX_QUEUE_MAX	4096
+/*
+ * Memory (skb truesize) the received packets queued on all the QPs of a
+ * device may take together: the cap of each QP does not bound a flood
+ * spread over many QPs while their engines are short of CPU.  64 MiB
+ * holds some 4000 jumbo frames, a full window (RVT_MAX_INFLIGHT) for each
+ * of 60 QPs; RC repairs what is dropped beyond that.
+ */
+#define RVT_RX_DEV_MAX_BYTES	(64L << 20)
 /* Bytes of the GRH space at the start of a UD receive buffer. */
 #define RVT_GRH_BYTES		40
 
@@ -84,6 +94,7 @@ enum rvt_counter {
 	RVT_CNT_TX_NO_ROUTE,
 	RVT_CNT_DROP_BAD_PKEY,
 	RVT_CNT_DROP_BAD_ADDR,
+	RVT_CNT_DROP_DEV_QUEUE_FULL,
 	RVT_CNT_MAX
 };
 
@@ -114,6 +125,8 @@ struct rvt_dev_info {
 	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
 	struct list_head net_node;	/* on rnet->devs, RCU */
 	atomic64_t counters[RVT_CNT_MAX];
+	/* Truesize of the packets on every QP's r_pkts, see rvt_rx_queue(). */
+	atomic_long_t rx_queued;
 };
 
 static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
@@ -369,6 +382,11 @@ struct rvt_qp {
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
+	/*
+	 * Same-device senders between their check of this QP's state and
+	 * the end of their delivery, see rvt_ruc_last_wqe().
+	 */
+	atomic_t r_senders;
 	struct completion released;
 };
 
@@ -426,6 +444,7 @@ static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
 #define RVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
 #define RVT_S_RNR_DONE		1	/* the RNR wait is over */
 #define RVT_S_STOPPED		2	/* a WQE failed: see s_stop */
+#define RVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
 
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
@@ -553,6 +572,11 @@ int rvt_net_attach(struct rvt_dev_info *rdi);
 void rvt_net_detach(struct rvt_dev_info *rdi);
 struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb);
 bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av);
+bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
+		  struct sk_buff *skb);
+struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
+void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
+void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
 int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Flood many UD QPs of a softrvt device while their engines are starved of
+CPU, so that the device's cap on queued received packets drops what each
+QP's own cap would still take; check the drops are counted under
+drop_dev_queue_full, that every packet is accounted for, and that the
+bytes queued (debugfs softrvt/rx_queued) return to zero when the engines
+drain them and when RESET and destroy_qp purge them.
+
+The engines run on softrvt's unbound workqueue.  For the flood, unbound
+work may run on CPU 1 only, and CPU 1 is taken by a SCHED_FIFO busy loop;
+what the scheduler still gives normal tasks there (RT throttling, the
+fair server) goes almost all to a second busy loop at nice -20, leaving
+the engines about 0.1% of CPU 1.  Both loops are bounded in time.  The
+sender runs on CPU 0, where the receive path runs in its softirq.
+
+usage: wire-rx-flood.py DEV SRC-IPv4 DST-IPv4
+Run in the sender's network namespace; DEV is the receiving device; the
+link needs an MTU of 9000.  Prints TAP lines.
+"""
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+
+dev, src, dst = sys.argv[1:4]
+NQPS = 8
+QKEY = 0x11223344
+PAYLOAD = 8000          # a jumbo frame: some 16 KiB of truesize
+HOG_SECONDS = 12        # well within the workqueue watchdog's 30 s
+tests = 0
+failed = 0
+
+
+def ok(cond, name, detail=""):
+    global tests, failed
+    tests += 1
+    if not cond:
+        failed += 1
+    print("%s %d - %s%s" % ("ok" if cond else "not ok", tests, name,
+                           (": " + detail) if detail and not cond else ""))
+    sys.stdout.flush()
+
+
+def counters():
+    out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
+                          dev + "/1"], capture_output=True, text=True,
+                         check=True).stdout
+    data = json.loads(out)[0]
+    return {k: v for k, v in data.items() if isinstance(v, int)}
+
+
+def delta(before, after):
+    return {k: after[k] - before.get(k, 0) for k in after
+            if after[k] != before.get(k, 0)}
+
+
+def rx_queued():
+    with open("/sys/kernel/debug/softrvt/rx_queued") as f:
+        for line in f:
+            name, queued, cap = line.split()
+            if name == dev:
+                return int(queued), int(cap)
+    raise RuntimeError("%s not in softrvt/rx_queued" % dev)
+
+
+def ud_packet(qpn):
+    """A UD SEND_ONLY of PAYLOAD bytes, with its ICRC."""
+    rest = (struct.pack("!BBHII", 0x64, 0, 0xffff, qpn, 0) +
+            struct.pack("!II", QKEY, 5) + b"\x5a" * PAYLOAD)
+    ulen = 8 + len(rest) + 4
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, 0x1234, 0x4000,
+                     64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
+                     socket.inet_aton(dst))
+    udp = struct.pack("!HHHH", 50000, 4791, ulen, 0)
+    mip = bytearray(ip)
+    mip[1] = 0xff
+    mip[8] = 0xff
+    mip[10:12] = b"\xff\xff"
+    mudp = bytearray(udp)
+    mudp[6:8] = b"\xff\xff"
+    mrest = bytearray(rest)
+    mrest[4] = 0xff
+    crc = zlib.crc32(b"\xff" * 8 + bytes(mip) + bytes(mudp) + bytes(mrest))
+    return ip + udp + rest + struct.pack("<I", crc)
+
+
+CPUMASK = "/sys/devices/virtual/workqueue/cpumask"
+
+
+def busy_child(policy, nice):
+    """A busy loop on CPU 1 for at most HOG_SECONDS."""
+    pid = os.fork()
+    if pid == 0:
+        os.sched_setaffinity(0, {1})
+        if policy == os.SCHED_FIFO:
+            os.sched_setscheduler(0, policy, os.sched_param(10))
+        else:
+            os.nice(nice)
+        end = time.monotonic() + HOG_SECONDS
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    return pid
+
+
+def hog_start():
+    """Hold the engines off: see the top of this file."""
+    pids = [busy_child(os.SCHED_OTHER, -20), busy_child(os.SCHED_FIFO, 0)]
+    time.sleep(0.5)
+    return pids
+
+
+def hog_stop(pids):
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def wait_until(cond, seconds=30):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.2)
+    return cond()
+
+
+if os.cpu_count() < 2:
+    print("1..0 # SKIP needs two CPUs")
+    sys.exit(0)
+
+ctx = Context(name=dev)
+pd = PD(ctx)
+cq = CQ(ctx, 16)
+qps = []
+for _ in range(NQPS):
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=1, max_recv_wr=1)))
+    attr = QPAttr()
+    attr.qkey = QKEY
+    qp.to_rts(attr)
+    qps.append(qp)
+# No receive is posted: the engine counts each packet it takes as
+# drop_no_rwqe, so every packet ends in exactly one counter.
+pkts = [ud_packet(qp.qp_num) for qp in qps]
+sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+os.sched_setaffinity(0, {0})
+
+queued0, cap = rx_queued()
+ok(queued0 == 0, "nothing is queued before the flood", "%d bytes" % queued0)
+with open(CPUMASK) as f:
+    saved_cpumask = f.read().strip()
+hog = None
+try:
+    with open(CPUMASK, "w") as f:
+        f.write("2")
+
+    # Round 1: the device's cap drops, the engines then drain the rest.
+    before = counters()
+    hog = hog_start()
+    t0 = time.monotonic()
+    # Until the cap is nearly reached, then as much again in drops; each
+    # QP stays far under its own cap of 4096 packets.
+    rounds, limit = 0, 2 * cap // (PAYLOAD * NQPS)
+    while rounds < limit:
+        for p in pkts:
+            sock.sendto(p, (dst, 0))
+        rounds += 1
+        if rounds % 8 == 0 and rx_queued()[0] > cap - 256 * 1024:
+            break
+    for _ in range(8):
+        for p in pkts:
+            sock.sendto(p, (dst, 0))
+    rounds += 8
+    t1 = time.monotonic()
+    queued, _ = rx_queued()
+    mid = delta(before, counters())
+    hog_stop(hog)
+    hog = None
+    sent = rounds * NQPS
+    print("# round 1: %d packets to %d QPs in %.1f s; %d bytes queued of "
+          "%d; counters %s" % (sent, NQPS, t1 - t0, queued, cap, mid))
+    devfull = mid.get("drop_dev_queue_full", 0)
+    ok(devfull > 0, "the device's cap drops a flood spread over QPs",
+       "nothing dropped: %s" % mid)
+    ok(mid.get("drop_queue_full", 0) == 0, "no QP's own cap was reached",
+       "drop_queue_full %d" % mid.get("drop_queue_full", 0))
+    ok(cap - 2 * (PAYLOAD + 8192) < queued <= cap,
+       "what is queued stays within the cap, and reaches it",
+       "%d of %d" % (queued, cap))
+    drained = wait_until(lambda: rx_queued()[0] == 0)
+    d = delta(before, counters())
+    ok(drained, "the bytes queued return to zero once the engines ran",
+       "%d left" % rx_queued()[0])
+    ok(d.get("rx_packets", 0) == sent and
+       d.get("drop_no_rwqe", 0) + d.get("drop_dev_queue_full", 0) == sent,
+       "every packet is received, then dropped by the cap or by its QP's "
+       "engine", str(d))
+
+    # Round 2: packets queued on QPs that are reset or destroyed are
+    # purged, and the device gets their bytes back.
+    before = counters()
+    hog = hog_start()
+    for _ in range(16):
+        for p in pkts:
+            sock.sendto(p, (dst, 0))
+    queued_full, _ = rx_queued()
+    qps[0].modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+    queued_reset, _ = rx_queued()
+    for qp in qps:
+        qp.close()
+    queued_gone, _ = rx_queued()
+    d = delta(before, counters())
+    hog_stop(hog)
+    hog = None
+    print("# round 2: queued %d, after a RESET %d, after destroy %d; "
+          "counters %s" % (queued_full, queued_reset, queued_gone, d))
+    ok(queued_full > 0, "packets are queued while the engines are held off",
+       str(d))
+    ok(0 < queued_reset < queued_full,
+       "moving a QP to RESET gives its packets' bytes back",
+       "%d then %d" % (queued_full, queued_reset))
+    ok(queued_gone == 0, "destroying the QPs gives every byte back",
+       "%d left" % queued_gone)
+finally:
+    if hog:
+        hog_stop(hog)
+    with open(CPUMASK, "w") as f:
+        f.write(saved_cpumask)
+
+time.sleep(1)
+ok(rx_queued()[0] == 0, "nothing is queued at the end")
+print("1..%d" % tests)
+sys.exit(1 if failed else 0)
