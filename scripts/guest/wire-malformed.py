@@ -193,8 +193,8 @@ def qp_state(qp):
     return qp.query(e.IBV_QP_STATE)[0].qp_state
 
 
-def first_wc(cq):
-    for _ in range(50):
+def first_wc(cq, tries=50):
+    for _ in range(tries):
         n, wcs = cq.poll()
         if n:
             return wcs[0]
@@ -403,8 +403,9 @@ def forged_ack_case():
 forged_ack_case()
 
 
-def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024):
-    """An RC QP in RTS whose peer, PEER_QPN at SRC, is this script."""
+def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024, timeout=18):
+    """An RC QP in RTS whose peer, PEER_QPN at SRC, is this script; it
+    resends after 4.096 us << TIMEOUT, 7 times."""
     cq = CQ(ctx, 8)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=2, max_recv_wr=1)))
@@ -412,7 +413,7 @@ def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024):
     attr.dest_qp_num = PEER_QPN
     attr.rq_psn = RQ_PSN
     attr.sq_psn = sq_psn
-    attr.timeout = 18           # about a second: no retry during the test
+    attr.timeout = timeout
     attr.retry_cnt = 7
     attr.max_rd_atomic = 1
     attr.max_dest_rd_atomic = 1
@@ -453,7 +454,8 @@ def read_mtu_case():
     still complete the READ, data checked, the bytes after it untouched."""
     from pyverbs.wr import SendWR
     psn0 = 300
-    qp, cq = rc_requester(psn0, e.IBV_MTU_4096)
+    # 8.6 s a retry: a loaded guest takes seconds to change the MTU.
+    qp, cq = rc_requester(psn0, e.IBV_MTU_4096, timeout=21)
     sink = MR(pd, 3 * 4096, e.IBV_ACCESS_LOCAL_WRITE)
     sink.write(b"\0" * 3 * 4096, 3 * 4096)
     wr = SendWR(wr_id=11, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
@@ -483,7 +485,7 @@ def read_mtu_case():
         op = 0x0d if i == 0 else 0x0f if i == 7 else 0x0e
         hdr = bth(op, qp.qp_num, psn0 + i) + (aeth if op != 0x0e else b"")
         sock.sendto(packet(hdr + data[i * 1024:(i + 1) * 1024]), (dst, 0))
-    wc = first_wc(cq)
+    wc = first_wc(cq, 300)
     if wc is None or wc.status != OK or wc.wr_id != 11:
         problems.append("the READ did not complete: %s" %
                         (wc.status if wc else "no completion"))
