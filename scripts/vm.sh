@@ -122,7 +122,7 @@ boot() {
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		$(share softrvt "$TOP" ro) $(share out "$bout") \
 		$(share modroot "$kdir/modroot" ro) \
-		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4" \
+		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4 log_buf_len=16M" \
 		</dev/null > "$console" 2>&1 9>&- &
 	qpid=$!
 	echo "$qpid" > "$bout/qemu.pid"
