@@ -179,6 +179,18 @@ wire_pair "fuzz: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
+echo "== wire: SRQ soak"
+# 16 RC QPs on one SRQ of softrvt1, fed by softrvt2: 10^5 messages, 10^6
+# with SOFTRVT_FULL=1; every completion accounted for, every byte checked.
+soak_n=100000 soak_t=900
+[ "${SOFTRVT_FULL:-}" ] && soak_n=1000000 soak_t=7200
+timeout $((soak_t + 300)) tests/wire_srq -n "$soak_n" -t "$soak_t" \
+	softrvt2 "$ig2" softrvt1 "$ig1" > "$OUT/wire/srq-soak.tap" 2>&1
+src=$?
+cat "$OUT/wire/srq-soak.tap"
+tap_results "SRQ soak" "$OUT/wire/srq-soak.tap"
+check "SRQ soak: exits 0" [ "$src" = 0 ]
+
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
 	ns_exec "$1" rdma statistic show link "$2/1" |
