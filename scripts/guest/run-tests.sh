@@ -107,6 +107,8 @@ ip link del a0
 ip link del b0
 rmmod softrvt
 
+scripts/guest/fault-tests.sh
+
 # Last: rxe binds UDP 4791 in the initial namespace when it loads, which
 # it cannot while a softrvt device there holds the port.
 echo "== RoCEv2 on the wire"

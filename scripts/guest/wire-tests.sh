@@ -144,6 +144,53 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
 
+echo "== wire: packet fuzzer"
+# 10^6 packets at softrvt1's QPs of every type and state while RC traffic
+# runs between softrvt1 and softrvt2; SOFTRVT_FULL=1: 10^7.  Every packet
+# must be accounted for (see tests/fuzz_wire.c).
+# The fuzzer sends from .3 and .4, which ns2 holds so that softrvt1 can
+# resolve them as the peers of its QPs; nothing in ns2 listens there.
+fuzz_n=1000000 fuzz_t=1500
+[ "${SOFTRVT_FULL:-}" ] && fuzz_n=10000000 fuzz_t=14400
+for a in 198.18.12.3/24 198.18.12.4/24; do
+	ip -n ns2 addr add "$a" dev w1
+done
+for a in 2001:2:0:12::3/64 2001:2:0:12::4/64; do
+	ip -n ns2 addr add "$a" dev w1 nodad
+done
+# A neighbour entry that cannot expire: a packet waiting for a new ARP or
+# ND answer under the flood would be lost before it reaches softrvt1.
+mac=$(ip -n ns1 -br link show w0 | awk '{ print $3 }')
+ip -n ns2 neigh replace 198.18.12.1 lladdr "$mac" dev w1 nud permanent
+ip -n ns2 neigh replace 2001:2:0:12::1 lladdr "$mac" dev w1 nud permanent
+ns_exec ns1 timeout $((fuzz_t + 600)) tests/fuzz_wire -n "$fuzz_n" \
+	-t "$fuzz_t" > "$OUT/wire/fuzz.tap" 2>&1
+frc=$?
+grep -v '^# round' "$OUT/wire/fuzz.tap"
+grep '^# round' "$OUT/wire/fuzz.tap" | tail -n 2
+tap_results "fuzz" "$OUT/wire/fuzz.tap"
+check "fuzz: exits 0" [ "$frc" = 0 ]
+for a in 198.18.12.3/24 198.18.12.4/24 2001:2:0:12::3/64 2001:2:0:12::4/64; do
+	ip -n ns2 addr del "$a" dev w1
+done
+ip -n ns2 neigh del 198.18.12.1 dev w1
+ip -n ns2 neigh del 2001:2:0:12::1 dev w1
+wire_pair "fuzz: the device still works afterwards" "$iters" \
+	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
+	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
+
+echo "== wire: SRQ soak"
+# 16 RC QPs on one SRQ of softrvt1, fed by softrvt2: 10^5 messages, 10^6
+# with SOFTRVT_FULL=1; every completion accounted for, every byte checked.
+soak_n=100000 soak_t=900
+[ "${SOFTRVT_FULL:-}" ] && soak_n=1000000 soak_t=7200
+timeout $((soak_t + 300)) tests/wire_srq -n "$soak_n" -t "$soak_t" \
+	softrvt2 "$ig2" softrvt1 "$ig1" > "$OUT/wire/srq-soak.tap" 2>&1
+src=$?
+cat "$OUT/wire/srq-soak.tap"
+tap_results "SRQ soak" "$OUT/wire/srq-soak.tap"
+check "SRQ soak: exits 0" [ "$src" = 0 ]
+
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
 	ns_exec "$1" rdma statistic show link "$2/1" |
