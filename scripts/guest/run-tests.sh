@@ -114,4 +114,9 @@ scripts/guest/fault-tests.sh
 echo "== RoCEv2 on the wire"
 scripts/guest/wire-tests.sh
 rmmod softrvt
+
+# After the wire tests, for the same reason: rxe comes and goes.
+echo "== teardown under traffic"
+scripts/guest/teardown-tests.sh
+rmmod softrvt
 true

@@ -191,6 +191,24 @@ cat "$OUT/wire/srq-soak.tap"
 tap_results "SRQ soak" "$OUT/wire/srq-soak.tap"
 check "SRQ soak: exits 0" [ "$src" = 0 ]
 
+echo "== wire: a hostile process scribbles on the pages it shares"
+# The victim on softrvt1, its peer on the same device, then across the
+# wire on softrvt2.
+hostile() { # NAME VDEV VGID PDEV PGID
+	local log=$OUT/wire/hostile_$1.tap t0=$SECONDS rc
+	timeout -k 10 900 tests/hostile_rings "$2" "$3" "$4" "$5" > "$log" 2>&1
+	rc=$?
+	cat "$log"
+	echo "# hostile $1: $((SECONDS - t0)) s"
+	tap_results "hostile $1" "$log"
+	check "hostile $1: exits 0" [ "$rc" = 0 ]
+}
+hostile same-device softrvt1 "$ig1" softrvt1 "$ig1"
+hostile wire softrvt1 "$ig1" softrvt2 "$ig2"
+wire_pair "hostile: the device still works afterwards" "$iters" \
+	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
+	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
+
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
 	ns_exec "$1" rdma statistic show link "$2/1" |

@@ -174,6 +174,24 @@ static void rvt_dealloc_ucontext(struct ib_ucontext *uctx)
 }
 
 /**
+ * rvt_disassociate_ucontext - cut a context off a departing device
+ * (ib_device_ops.disassociate_ucontext)
+ * @uctx: the context; ib_core has already destroyed its objects
+ *
+ * Having this lets ib_core unregister a device, and the module go, while
+ * processes still hold the device open: they get -EIO from every later
+ * command instead of the unregistration waiting for them to exit.  There
+ * is nothing to cut off here.  softrvt has no hardware a process could
+ * still reach, and the rings it mapped are vmalloc_user() pages whose
+ * mappings hold their own references (mmap.c): they outlive the objects
+ * and the module, and vanish with the mappings.  rvt_qp_fail_all() has
+ * flushed every QP into those rings before.
+ */
+static void rvt_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+/**
  * rvt_dealloc_driver - last teardown after unregistration
  * (ib_device_ops.dealloc_driver)
  * @ibdev: the device, no longer reachable through ib_core
@@ -279,6 +297,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_cq = rvt_destroy_cq,
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
+	.disassociate_ucontext = rvt_disassociate_ucontext,
 	.get_dma_mr = rvt_get_dma_mr,
 	.get_hw_stats = rvt_get_hw_stats,
 	.get_link_layer = rvt_get_link_layer,
@@ -328,6 +347,17 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	return rdi;
+}
+
+/**
+ * rvt_is_dev - whether an ib_device is one of softrvt's
+ * @ibdev: any ib_device
+ *
+ * Return: true for a device rvt_alloc_dev() made.
+ */
+bool rvt_is_dev(const struct ib_device *ibdev)
+{
+	return ibdev->ops.dealloc_driver == rvt_dealloc_driver;
 }
 
 /**

@@ -170,6 +170,31 @@ static int rvt_rx_queued_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(rvt_rx_queued);
 
+/*
+ * Every way a device goes (rdma link delete, its netdev's unregistration,
+ * rmmod) ends in ib_core removing its clients from it, newest first, and
+ * only then the device.  softrvt registers a client of its own for that
+ * moment: registered after uverbs (the soft dependency below), it is
+ * removed before, and fails the device's QPs while the processes that
+ * hold them can still see their completions (rvt_qp_fail_all()).
+ */
+static int rvt_client_add(struct ib_device *ibdev)
+{
+	return rvt_is_dev(ibdev) ? 0 : -EOPNOTSUPP;
+}
+
+static void rvt_client_remove(struct ib_device *ibdev, void *client_data)
+{
+	rvt_qp_fail_all(ib_to_rvt(ibdev));
+}
+
+static struct ib_client rvt_client = {
+	.name = "softrvt",
+	.no_kverbs_req = true,
+	.add = rvt_client_add,
+	.remove = rvt_client_remove,
+};
+
 static int __init rvt_module_init(void)
 {
 	int ret;
@@ -180,15 +205,20 @@ static int __init rvt_module_init(void)
 	ret = rvt_net_init();
 	if (ret)
 		goto err_ruc;
-	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	ret = ib_register_client(&rvt_client);
 	if (ret)
 		goto err_net;
+	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	if (ret)
+		goto err_client;
 	rdma_link_register(&rvt_link_ops);
 	rvt_debugfs = debugfs_create_dir("softrvt", NULL);
 	debugfs_create_file("rx_queued", 0400, rvt_debugfs, NULL,
 			    &rvt_rx_queued_fops);
 	return 0;
 
+err_client:
+	ib_unregister_client(&rvt_client);
 err_net:
 	rvt_net_exit_all();
 err_ruc:
@@ -217,6 +247,7 @@ static void __exit rvt_module_exit(void)
 		mutex_lock(&rvt_devices_lock);
 	}
 	mutex_unlock(&rvt_devices_lock);
+	ib_unregister_client(&rvt_client);
 	rvt_net_exit_all();
 	rvt_ruc_exit();
 }
@@ -225,5 +256,7 @@ module_init(rvt_module_init);
 module_exit(rvt_module_exit);
 
 MODULE_ALIAS_RDMA_LINK("softrvt");
+/* uverbs' ib_client must come first: see rvt_client. */
+MODULE_SOFTDEP("pre: ib_uverbs");
 MODULE_DESCRIPTION("softrvt: software RDMA device in the style of rdmavt");
 MODULE_LICENSE("Dual BSD/GPL");

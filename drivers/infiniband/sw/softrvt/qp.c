@@ -445,6 +445,59 @@ bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_qp_set_error);
 
+static bool rvt_qp_sq_empty(struct rvt_qp *qp)
+{
+	bool empty;
+
+	spin_lock_irq(&qp->s_lock);
+	empty = qp->s_tail == qp->s_head;
+	spin_unlock_irq(&qp->s_lock);
+	return empty;
+}
+
+/**
+ * rvt_qp_fail_all - move every QP of a departing device to ERR, flushed
+ * @rdi: the device, being unregistered
+ *
+ * ib_core destroys the objects of the processes that hold a departing
+ * device without waiting for them (rvt_disassociate_ucontext()), and
+ * none of its completions would ever come: a process polling its CQ ring
+ * would wait for ever for the WQEs it posted.  This runs before, moves
+ * each QP to ERR and waits until its engine has completed every WQE with
+ * IB_WC_WR_FLUSH_ERR, so that processes see their work fail instead.
+ * From now on rvt_modify_qp() moves no QP anywhere but to ERR, so that
+ * none escapes.  Process context.
+ */
+void rvt_qp_fail_all(struct rvt_dev_info *rdi)
+{
+	unsigned long index = 0;
+	struct rvt_qp *qp;
+	bool held;
+	u32 runs;
+
+	WRITE_ONCE(rdi->dying, true);
+	for (;;) {
+		rcu_read_lock();
+		qp = xa_find(&rdi->qp_xa, &index, ULONG_MAX, XA_PRESENT);
+		held = qp && refcount_inc_not_zero(&qp->refcount);
+		rcu_read_unlock();
+		if (!qp)
+			break;
+		if (held) {
+			rvt_qp_set_error(qp, 0);
+			/* Each engine run flushes a budget, then requeues. */
+			runs = qp->s_size;
+			do {
+				flush_work(&qp->send_work);
+			} while (!rvt_qp_sq_empty(qp) && runs--);
+			rvt_put_qp(qp);
+		}
+		if (index == ULONG_MAX)
+			break;
+		index++;
+	}
+}
+
 /**
  * rvt_qp_set_sq_error - stop a UC or UD send queue after a send error
  * @qp: the QP
@@ -490,7 +543,8 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
  * to ERR flushes both queues; moving to RESET empties them.
  * Process context.
  *
- * Return: 0, or -EINVAL with the QP unchanged.
+ * Return: 0, or -EINVAL with the QP unchanged; -ENODEV for any state but
+ * ERR once the device is going (rvt_qp_fail_all()).
  */
 int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		  struct ib_udata *udata)
@@ -522,6 +576,15 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 				    attr->ah_attr.grh.sgid_attr, &av);
 
 	spin_lock_irq(&qp->s_lock);
+	/*
+	 * A departing device's QPs stay in ERR: rvt_qp_fail_all() sets dying
+	 * before it takes each QP's s_lock to move it there.
+	 */
+	if (READ_ONCE(ib_to_rvt(ibqp->device)->dying) && new != IB_QPS_ERR) {
+		spin_unlock_irq(&qp->s_lock);
+		ret = -ENODEV;
+		goto unlock;
+	}
 	/*
 	 * rvt_qp_set_error() and rvt_qp_set_sq_error() change the state
 	 * without state_mutex, under s_lock: judge the transition again

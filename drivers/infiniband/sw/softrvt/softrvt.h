@@ -106,6 +106,7 @@ struct rvt_dev_info {
 	struct net_device *ndev;
 	struct list_head list;		/* on rvt_devices, under rvt_devices_lock */
 	bool port_active;		/* last state reported; under RTNL */
+	bool dying;			/* being unregistered: rvt_qp_fail_all() */
 	enum ib_mtu port_mtu;		/* from the netdev's MTU */
 
 	atomic_t n_pds;
@@ -451,6 +452,7 @@ void rvt_forget_dev(struct rvt_dev_info *rdi);
 
 /* device.c */
 struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev);
+bool rvt_is_dev(const struct ib_device *ibdev);
 int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
 void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
 
@@ -555,6 +557,7 @@ bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event);
 void rvt_qp_set_sq_error(struct rvt_qp *qp);
 void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type);
 void rvt_qp_flush_rq(struct rvt_qp *qp);
+void rvt_qp_fail_all(struct rvt_dev_info *rdi);
 void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		       enum ib_wc_status status);
 
