@@ -648,7 +648,11 @@ static void connect_qp(uint32_t psn)
 	struct ibv_qp_attr rts = {
 		.qp_state = IBV_QPS_RTS,
 		.timeout = 14,
-		.retry_cnt = 7,
+		/*
+		 * Not 7: rdma_rxe (6.12, rxe_comp.c) retries for ever with 7,
+		 * and an rxe end whose peer vanished would then never fail.
+		 */
+		.retry_cnt = 6,
 		.rnr_retry = 7,
 		.sq_psn = psn,
 		.max_rd_atomic = RD_ATOMIC,
