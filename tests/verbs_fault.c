@@ -1023,7 +1023,12 @@ static int cm_event(enum rdma_cm_event_type want, struct rdma_cm_id **id,
 		if (rdma_get_cm_event(cm.ch, &ev))
 			return errno ? errno : EIO;
 		got = ev->event;
-		if (id)
+		/*
+		 * Only the event asked for brings a new ID: a client's
+		 * REJECTED, say, names the client's, which teardown would
+		 * then destroy twice.
+		 */
+		if (id && got == want)
 			*id = ev->id;
 		if (got == RDMA_CM_EVENT_ESTABLISHED) {
 			if (ev->id == cm.cid)
