@@ -30,6 +30,7 @@ if wire_ns_dev nsf1 f0 softrvt5 198.18.14.1 2001:2:0:14::1 &&
 		/run/netns/nsf1 198.18.14.1 /run/netns/nsf2 198.18.14.2 \
 		> "$OUT/fault.tap" 2>&1
 	rc=$?
+	echo "# verbs_fault: exit status $rc"
 	cat "$OUT/fault.tap"
 	tap_results "fault" "$OUT/fault.tap"
 	check "fault: exits 0" [ "$rc" = 0 ]
