@@ -235,6 +235,56 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
 
+echo "== wire: rxe and softrvt at 64 KiB"
+# Issue 10, defect 13: rxe sending 64 KiB messages into a softrvt SRQ
+# stalled.  Both ways, as ibv_srq_pingpong: 16 RC QPs on one SRQ per side;
+# then one RC QP each way through loss and reordering, every byte checked.
+srq_n=200 xfer_s=1M
+[ "${SOFTRVT_FULL:-}" ] && srq_n=3000 xfer_s=32M
+timed() { # NAME CMD...: run CMD, then say how long it took
+	local name=$1 t0=$SECONDS
+	shift
+	"$@"
+	echo "# $name: $((SECONDS - t0)) s"
+}
+srq64() { # LABEL SNS SDEV SADDR CNS CDEV CADDR
+	local name="rxe 64K: srq_pingpong -q 16 -s 65536 -n $srq_n, $1" log
+	shift
+	timed "$name" wire_pair "$name" "$srq_n $iters" "$@" \
+		ibv_srq_pingpong -d %D -g %G -q 16 -s 65536 -n "$srq_n" -c
+	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).client
+	check "$name: data as sent" not_in "invalid data" "$log"
+}
+not_in() { ! grep -q "$1" "$2"; }
+srq64 "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
+srq64 "rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
+
+for side in "init x0" "ns3 x1"; do
+	set -- $side
+	ns_exec "$1" ip link set "$2" mtu 9000
+	ns_exec "$1" tc qdisc add dev "$2" root netem delay 1ms loss 5% reorder 10%
+done
+r0=$(stat ns3 softrvt3 retransmits)
+name="rxe 64K netem: $xfer_s by RC WRITE, SEND and READ, rxe server"
+timed "$name" wire_pair "$name" "wire_xfer: OK" \
+	init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2 \
+	tests/wire_xfer -d %D -g %G -s "$xfer_s" -m 64K -M 4096 -t 170
+r1=$(stat ns3 softrvt3 retransmits)
+n0=$(stat ns3 softrvt3 seq_naks_sent)
+name="rxe 64K netem: $xfer_s by RC WRITE, SEND and READ, srvt server"
+timed "$name" wire_pair "$name" "wire_xfer: OK" \
+	ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1 \
+	tests/wire_xfer -d %D -g %G -s "$xfer_s" -m 64K -M 4096 -t 170
+n1=$(stat ns3 softrvt3 seq_naks_sent)
+echo "softrvt3: retransmits $r0 -> $r1, sequence NAKs sent $n0 -> $n1"
+check "rxe 64K netem: softrvt's losses to rxe were resent" [ "$r1" -gt "$r0" ]
+check "rxe 64K netem: rxe's losses to softrvt were NAKed" [ "$n1" -gt "$n0" ]
+for side in "init x0" "ns3 x1"; do
+	set -- $side
+	ns_exec "$1" tc qdisc del dev "$2" root
+	ns_exec "$1" ip link set "$2" mtu 1500
+done
+
 echo "== wire: teardown"
 wire_teardown
 check "wire: every device removed with its namespace" wire_devices_gone

@@ -92,6 +92,7 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 	qp->s_retry = qp->attr.retry_cnt;
 	qp->s_rnr_retry = qp->attr.rnr_retry;
 	qp->s_rewound = false;
+	qp->s_backoff = 0;
 	if (rvt_psn_cmp(qp->s_ack_hint, qp->s_acked_psn) < 0)
 		qp->s_ack_hint = qp->s_acked_psn;
 	slack_end = rvt_psn_add(qp->s_acked_psn, RVT_REORDER_SLACK);

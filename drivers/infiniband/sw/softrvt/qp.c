@@ -128,6 +128,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	qp->s_rd_count = 0;
 	qp->s_rnr_wait = false;
 	qp->s_rewound = false;
+	qp->s_backoff = 0;
 	qp->s_go_back = false;
 	qp->s_rd_seen = 0;
 	qp->s_flags = 0;
@@ -527,6 +528,7 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 	qp->s_cur_off = 0;
 	qp->s_rd_count = 0;
 	qp->s_rewound = false;
+	qp->s_backoff = 0;
 	qp->s_go_back = false;
 	qp->s_rd_seen = 0;
 	qp->s_ack_hint = qp->s_acked_psn;

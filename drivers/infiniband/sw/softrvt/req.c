@@ -25,6 +25,20 @@
  * is asked and sent again, not the rest of a long READ.
  */
 #define RVT_READ_CHUNK_PKTS	16
+/*
+ * The ACK timer doubles with each timeout in a row, up to this shift.  A
+ * software peer on a busy host can fall behind by more than the local
+ * ACK timeout while it is alive: rdma_rxe in a TCG guest, sent 64 KiB
+ * messages on 16 QPs at once, took every packet resent on a timeout as
+ * a duplicate.  Each timeout resends a window that only lengthens such a
+ * peer's backlog, and at a fixed period retry_cnt + 1 periods can pass
+ * before it gets to the first ACK: the QP would fail with
+ * IB_WC_RETRY_EXC_ERR although its peer is alive.  With the doubling it
+ * is given 47 periods rather than 8 at retry_cnt 7, and far fewer
+ * resends; a peer that is gone is still given up on after retry_cnt
+ * retries.
+ */
+#define RVT_ACK_BACKOFF_MAX	3
 /* P_Key of the default partition: RoCE has no other. */
 #define RVT_DEFAULT_PKEY	0xffff
 
@@ -381,6 +395,8 @@ void rvt_req_timeout(struct rvt_qp *qp)
 		return;
 	}
 	qp->s_retry--;
+	if (qp->s_backoff < RVT_ACK_BACKOFF_MAX)
+		qp->s_backoff++;
 	qp->s_go_back = false;
 	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
 	qp->s_rewound = true;
@@ -405,10 +421,13 @@ void rvt_req_go_back(struct rvt_qp *qp)
 /**
  * rvt_req_arm_ack_timer - (re)start the local ACK timeout
  * @qp: the RC requester
+ *
+ * The QP's timeout, doubled for each timeout since the last progress.
  */
 void rvt_req_arm_ack_timer(struct rvt_qp *qp)
 {
-	qp->s_ack_deadline = jiffies + rvt_ack_timeout(qp->attr.timeout);
+	qp->s_ack_deadline = jiffies + (rvt_ack_timeout(qp->attr.timeout) <<
+					qp->s_backoff);
 	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
 }
 

@@ -333,6 +333,7 @@ struct rvt_qp {
 	u32 s_max_psn;			/* one past the highest PSN ever sent */
 	u32 s_acked_psn;		/* every PSN up to it is acknowledged */
 	bool s_rewound;			/* went back, no progress since */
+	u8 s_backoff;			/* ACK timeouts in a row: timer << it */
 	bool s_go_back;			/* an answer showed a loss: go back */
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
