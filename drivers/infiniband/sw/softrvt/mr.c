@@ -482,9 +482,10 @@ enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
 	if (!mr->valid && !((key ^ mr->key) >> RVT_KEY_INDEX_SHIFT)) {
 		mr->key = key;
 		mr->access = access;
-		mr->iova = iova;
+		/* rvt_mr_map_fr() reads these two without the lock. */
+		WRITE_ONCE(mr->iova, iova);
 		mr->length = length;
-		mr->fr_shift = ilog2(bsize);
+		WRITE_ONCE(mr->fr_shift, ilog2(bsize));
 		mr->valid = true;
 		status = IB_WC_SUCCESS;
 	}

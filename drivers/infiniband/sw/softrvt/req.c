@@ -494,7 +494,6 @@ static bool rvt_req_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
 			if (qp->s_tail != qp->s_cur)
 				return false;
 		}
-		wqe->pmtu = rvt_qp_mtu(qp);
 		wqe->psn = qp->s_psn;
 		wqe->lpsn = rvt_psn_add(qp->s_psn, RVT_PSN_MASK);
 		wqe->wire_status = rvt_local_op(qp, wqe);
