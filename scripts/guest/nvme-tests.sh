@@ -32,7 +32,10 @@ nvme_dev() { # the namespace's block device, once there
 }
 
 target_up() {
-	modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
+	# The guest's init does not mount configfs.
+	{ mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config; } &&
+		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
 		modprobe nvmet-rdma &&
 		mkdir "$CFS/subsystems/$NQN" &&
 		echo 1 > "$CFS/subsystems/$NQN/attr_allow_any_host" &&
@@ -72,6 +75,14 @@ disconnect() {
 	wait_for 300 sh -c '! ls /sys/block | grep -q "^nvme"'
 }
 
+remove_modules() {
+	local m
+
+	for m in nvme_rdma nvmet_rdma nvmet null_blk nvme_fabrics nvme_core; do
+		modprobe -r "$m" || return 1
+	done
+}
+
 # Write $MIB MiB of random data in 1 MiB direct I/Os, then 4 KiB ones at
 # an odd offset, and read all of it back; compare checksums.
 io_round_trip() {
@@ -108,13 +119,6 @@ else
 fi
 check "nvme: disconnect" disconnect
 target_down
-remove_modules() {
-	local m
-
-	for m in nvme_rdma nvmet_rdma nvmet null_blk nvme_fabrics nvme_core; do
-		modprobe -r "$m" || return 1
-	done
-}
 check "nvme: modules removed" remove_modules
 rdma link delete softrvt7
 ip link del n0
