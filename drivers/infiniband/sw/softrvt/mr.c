@@ -192,7 +192,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mr_lookup);
  * A fast-registration MR's blocks are kernel memory, mapped already.  The
  * lookup checked @iova against the region; should the consumer register
  * the MR again meanwhile (the transfer then lands in the new region, as a
- * late DMA would), the block index is still kept within fr_pages.
+ * late DMA would), the block index is still kept to entries of fr_pages
+ * that some mapping filled.
  */
 static void *rvt_mr_map_fr(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 {
@@ -200,7 +201,9 @@ static void *rvt_mr_map_fr(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 	u64 base = READ_ONCE(mr->iova);
 	u64 mask = BIT_ULL(shift) - 1;
 	u64 off = iova - base + (base & mask);
-	u64 i = min_t(u64, off >> shift, mr->fr_max - 1);
+	/* Pairs with rvt_set_page(); a registration needs a block. */
+	u32 filled = max(smp_load_acquire(&mr->fr_filled), 1U);
+	u64 i = min_t(u64, off >> shift, filled - 1);
 
 	*avail = min_t(u64, len, mask + 1 - (off & mask));
 	return ib_virt_dma_to_ptr(READ_ONCE(mr->fr_pages[i]) + (off & mask));
@@ -404,6 +407,9 @@ static int rvt_set_page(struct ib_mr *ibmr, u64 addr)
 	/* A late transfer into the old region may read it: see map_fr. */
 	WRITE_ONCE(mr->fr_pages[mr->fr_mapped], addr);
 	mr->fr_mapped++;
+	if (mr->fr_mapped > mr->fr_filled)
+		/* The entry before the count: rvt_mr_map_fr() reads both. */
+		smp_store_release(&mr->fr_filled, mr->fr_mapped);
 	return 0;
 }
 

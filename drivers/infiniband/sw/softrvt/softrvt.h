@@ -188,6 +188,7 @@ struct rvt_mr {
 	u64 *fr_pages;			/* NULL for other MRs */
 	u32 fr_max;			/* entries of fr_pages */
 	u32 fr_mapped;			/* filled by the last map_mr_sg() */
+	u32 fr_filled;			/* the most ever filled */
 	u8 fr_shift;			/* log2 of its block size */
 	bool valid;			/* false: no key finds it */
 	spinlock_t lock;
