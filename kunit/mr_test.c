@@ -69,6 +69,9 @@ static struct mr_fixture *mr_setup(struct kunit *test)
 	mr->ibmr.pd = &f->upd;
 	mr->ibmr.lkey = rvt_mr_make_key(5);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
+	mr->valid = true;
+	spin_lock_init(&mr->lock);
 	refcount_set(&mr->refcount, 1);
 	init_completion(&mr->released);
 	KUNIT_ASSERT_EQ(test, xa_err(xa_store(&f->rdi->mr_xa, 5, mr,

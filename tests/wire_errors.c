@@ -8,7 +8,8 @@
  * connects RC QPs between them, so every request, ACK and NAK crosses the
  * wire instead of the loopback path. Each case makes a fresh QP pair,
  * provokes one transport error (a bad rkey, a READ past the MR, a QP
- * without remote write, a receive too small, RNR with and without
+ * without remote write, a receive too small, a SEND with Invalidate of
+ * an rkey the responder cannot invalidate, RNR with and without
  * retries, a responder that never answers, a misaligned atomic) and checks
  * the work completions (wr_id, status, opcode, byte_len), the QP states
  * and the memory of both sides. A baseline case first shows that such a
@@ -779,6 +780,45 @@ static void case_recv_too_small(void)
 	pair_down(&p);
 }
 
+/*
+ * 5b: a SEND with Invalidate of 3000 bytes (SEND_FIRST, SEND_MIDDLE,
+ * SEND_LAST_WITH_INVALIDATE at MTU 1024) naming B's rkey, which is not a
+ * fast-registration MR's: B takes the data, fails its receive with
+ * IBV_WC_REM_INV_REQ_ERR as rxe's responder does, and NAKs the request.
+ */
+static void case_send_with_inv_bad_rkey(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	bool posted;
+
+	if (!case_begin(&p, "SEND with Invalidate of an rkey B cannot invalidate",
+			&c))
+		return;
+	pattern(sa.buf, 3000, 8);
+	sg = sge_of(&sa, 0, 3000);
+	wr = wr_of(0x551, IBV_WR_SEND_WITH_INV, &sg);
+	wr.invalidate_rkey = sb.mr->rkey;
+	posted = post_recv(p.qb, 0x5c1, 0, 4096) && post_send(p.qa, &wr);
+	ok(posted && expect_wc(&sa, "A", 0x551, IBV_WC_REM_INV_REQ_ERR, -1,
+			       -1, p.qa, WAIT_MS),
+	   "SEND_WITH_INV of rkey 0x%08x: A completes IBV_WC_REM_INV_REQ_ERR",
+	   sb.mr->rkey);
+	ok(posted && expect_wc(&sb, "B", 0x5c1, IBV_WC_REM_INV_REQ_ERR, -1,
+			       -1, p.qb, WAIT_MS),
+	   "B's receive completes IBV_WC_REM_INV_REQ_ERR");
+	ok(posted && wait_state(p.qb, IBV_QPS_ERR, WAIT_MS, "B"),
+	   "B's QP goes to IBV_QPS_ERR");
+	ok(posted && same(sb.buf, sa.buf, 3000, "B's receive buffer"),
+	   "the 3000 bytes landed in B's receive before the rkey was checked");
+	ok(posted && all_bytes(sb.buf + 3000, BUF_SIZE - 3000, CANARY,
+			       "B past the message"),
+	   "nothing written past them");
+	pair_down(&p);
+}
+
 /* 6: no receive at B and rnr_retry 0. */
 static void case_rnr_exceeded(void)
 {
@@ -1363,6 +1403,7 @@ int main(int argc, char **argv)
 		case_read_past_mr();
 		case_qp_no_remote_write();
 		case_recv_too_small();
+		case_send_with_inv_bad_rkey();
 		case_rnr_exceeded();
 		case_rnr_recovered();
 		case_rnr_then_local_error();

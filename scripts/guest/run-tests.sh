@@ -109,6 +109,11 @@ rmmod softrvt
 
 scripts/guest/fault-tests.sh
 
+# The kernel's NVMe/RDMA host and target on one device; before the wire
+# tests too, as it holds UDP 4791 in the initial namespace meanwhile.
+scripts/guest/nvme-tests.sh
+rmmod softrvt
+
 # Last: rxe binds UDP 4791 in the initial namespace when it loads, which
 # it cannot while a softrvt device there holds the port.
 echo "== RoCEv2 on the wire"

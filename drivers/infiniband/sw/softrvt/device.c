@@ -36,7 +36,8 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->device_cap_flags = IB_DEVICE_SRQ_RESIZE |
 				  IB_DEVICE_SYS_IMAGE_GUID |
 				  IB_DEVICE_RC_RNR_NAK_GEN |
-				  IB_DEVICE_PORT_ACTIVE_EVENT;
+				  IB_DEVICE_PORT_ACTIVE_EVENT |
+				  IB_DEVICE_MEM_MGT_EXTENSIONS;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	props->max_send_sge = RVT_MAX_SGE;
 	props->max_recv_sge = RVT_MAX_SGE;
@@ -44,6 +45,7 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->max_cq = RVT_MAX_CQ;
 	props->max_cqe = RVT_MAX_CQE;
 	props->max_mr = RVT_MAX_MR;
+	props->max_fast_reg_page_list_len = RVT_MAX_FAST_REG_PAGES;
 	props->max_pd = RVT_MAX_PD;
 	props->max_srq = RVT_MAX_SRQ;
 	props->max_srq_wr = RVT_MAX_SRQ_WR;
@@ -282,6 +284,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.uverbs_abi_ver = SOFTRVT_UVERBS_ABI_VERSION,
 
 	.alloc_hw_port_stats = rvt_alloc_hw_port_stats,
+	.alloc_mr = rvt_alloc_mr,
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.create_ah = rvt_create_ah,
@@ -302,6 +305,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.get_hw_stats = rvt_get_hw_stats,
 	.get_link_layer = rvt_get_link_layer,
 	.get_port_immutable = rvt_get_port_immutable,
+	.map_mr_sg = rvt_map_mr_sg,
 	.mmap = rvt_mmap,
 	.mmap_free = rvt_mmap_free,
 	.modify_qp = rvt_modify_qp,

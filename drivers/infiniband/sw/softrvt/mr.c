@@ -11,9 +11,16 @@
  *
  * Lookups run under RCU and take a reference; deregistration unpublishes
  * the MR, then waits for the references in flight before freeing it.
+ *
+ * A fast-registration MR (alloc_mr) is created invalid and becomes valid,
+ * with a key whose low byte the consumer chose, by an IB_WR_REG_MR its QP
+ * executes in send queue order; IB_WR_LOCAL_INV or a peer's SEND with
+ * Invalidate make it invalid again.  None of it sleeps or allocates: the
+ * NVMe and NFS clients post these from any context.
  */
 
 #include <linux/highmem.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 
@@ -44,7 +51,7 @@ u32 rvt_mr_make_key(u32 index)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_mr_make_key);
 
-static struct rvt_mr *rvt_alloc_mr(struct rvt_dev_info *rdi, int access)
+static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 {
 	struct rvt_mr *mr;
 	u32 index;
@@ -61,15 +68,18 @@ static struct rvt_mr *rvt_alloc_mr(struct rvt_dev_info *rdi, int access)
 	}
 	refcount_set(&mr->refcount, 1);
 	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
 	mr->access = access;
+	mr->valid = true;
 	/* Reserve the index now; the MR is published once complete. */
 	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
 			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
 			      &rdi->next_mr_index, GFP_KERNEL);
 	if (ret < 0)
 		goto err_free;
-	mr->ibmr.lkey = rvt_mr_make_key(index);
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = rvt_mr_make_key(index);
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
 	return mr;
 
 err_free:
@@ -81,16 +91,16 @@ err_count:
 
 static void rvt_publish_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_store(&rdi->mr_xa, rvt_key_index(mr->ibmr.lkey), mr,
-		 GFP_KERNEL);
+	xa_store(&rdi->mr_xa, rvt_key_index(mr->key), mr, GFP_KERNEL);
 }
 
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_erase(&rdi->mr_xa, rvt_key_index(mr->ibmr.lkey));
+	xa_erase(&rdi->mr_xa, rvt_key_index(mr->key));
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
+	kfree(mr->fr_pages);
 	atomic_dec(&rdi->n_mrs);
 	kfree_rcu(mr, rcu);
 }
@@ -106,6 +116,32 @@ void rvt_put_mr(struct rvt_mr *mr)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_put_mr);
 
+static bool rvt_mr_allows_locked(const struct rvt_mr *m, struct ib_pd *pd,
+				 u32 key, u64 iova, u64 len, int access)
+{
+	return m->valid && m->key == key && m->ibmr.pd == pd &&
+	       (m->access & access) == access && iova >= m->iova &&
+	       len <= m->length && iova - m->iova <= m->length - len;
+}
+
+/*
+ * A fast-registration MR changes under REG_MR and invalidations: its
+ * key, state and region are read together, under its lock.
+ */
+static bool rvt_mr_allows(struct rvt_mr *m, struct ib_pd *pd, u32 key,
+			  u64 iova, u64 len, int access)
+{
+	unsigned long flags;
+	bool ok;
+
+	if (!m->fr_pages)
+		return rvt_mr_allows_locked(m, pd, key, iova, len, access);
+	spin_lock_irqsave(&m->lock, flags);
+	ok = rvt_mr_allows_locked(m, pd, key, iova, len, access);
+	spin_unlock_irqrestore(&m->lock, flags);
+	return ok;
+}
+
 /**
  * rvt_mr_lookup - find the MR behind a key and check an access through it
  * @pd: the PD the access is made in
@@ -118,7 +154,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_put_mr);
  *
  * Any context.
  *
- * Return: 0, or -EACCES when the key, PD, rights or bounds do not allow it.
+ * Return: 0, or -EACCES when the key, PD, rights or bounds do not allow it,
+ * or the MR is a fast-registration MR not valid now.
  */
 int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		  struct rvt_mr **mr)
@@ -142,9 +179,7 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 	if (!m)
 		return -EACCES;
 
-	if (m->ibmr.lkey != key || m->ibmr.pd != pd ||
-	    (m->access & access) != access || iova < m->iova ||
-	    len > m->length || iova - m->iova > m->length - len) {
+	if (!rvt_mr_allows(m, pd, key, iova, len, access)) {
 		rvt_put_mr(m);
 		return -EACCES;
 	}
@@ -152,6 +187,27 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_mr_lookup);
+
+/*
+ * A fast-registration MR's blocks are kernel memory, mapped already.  The
+ * lookup checked @iova against the region; should the consumer register
+ * the MR again meanwhile (the transfer then lands in the new region, as a
+ * late DMA would), the block index is still kept to entries of fr_pages
+ * that some mapping filled.
+ */
+static void *rvt_mr_map_fr(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
+{
+	u8 shift = READ_ONCE(mr->fr_shift);
+	u64 base = READ_ONCE(mr->iova);
+	u64 mask = BIT_ULL(shift) - 1;
+	u64 off = iova - base + (base & mask);
+	/* Pairs with rvt_set_page(); a registration needs a block. */
+	u32 filled = max(smp_load_acquire(&mr->fr_filled), 1U);
+	u64 i = min_t(u64, off >> shift, filled - 1);
+
+	*avail = min_t(u64, len, mask + 1 - (off & mask));
+	return ib_virt_dma_to_ptr(READ_ONCE(mr->fr_pages[i]) + (off & mask));
+}
 
 /**
  * rvt_mr_map - map part of a region for the CPU
@@ -170,6 +226,8 @@ void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 	u64 off;
 	u32 in_page;
 
+	if (mr && mr->fr_pages)
+		return rvt_mr_map_fr(mr, iova, len, avail);
 	if (!mr || !mr->pages) {
 		*avail = len;
 		return (void *)(uintptr_t)iova;
@@ -179,6 +237,7 @@ void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 	*avail = min_t(u32, len, PAGE_SIZE - in_page);
 	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) + in_page;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_map);
 
 /**
  * rvt_mr_unmap - undo rvt_mr_map()
@@ -190,6 +249,7 @@ void rvt_mr_unmap(struct rvt_mr *mr, void *addr)
 	if (mr && mr->pages)
 		kunmap_local(addr);
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_unmap);
 
 /**
  * rvt_get_dma_mr - an MR covering all kernel memory (ib_device_ops.get_dma_mr)
@@ -205,7 +265,7 @@ struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	if (ibpd->uobject)
 		return ERR_PTR(-EPERM);
-	mr = rvt_alloc_mr(rdi, access);
+	mr = rvt_mr_new(rdi, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.pd = ibpd;
@@ -213,6 +273,7 @@ struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access)
 	rvt_publish_mr(rdi, mr);
 	return &mr->ibmr;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_get_dma_mr);
 
 static int rvt_mr_collect_pages(struct rvt_mr *mr)
 {
@@ -259,7 +320,7 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = rvt_alloc_mr(rdi, access);
+	mr = rvt_mr_new(rdi, access);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
@@ -299,3 +360,220 @@ int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	ib_umem_release(umem);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_dereg_mr);
+
+/**
+ * rvt_alloc_mr - a fast-registration MR (ib_device_ops.alloc_mr)
+ * @ibpd: the PD
+ * @mr_type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: the most blocks map_mr_sg() will be given for it
+ *
+ * The block list is allocated now, whole: mapping and registering the MR
+ * later allocate nothing.  Process context.
+ *
+ * Return: the MR, invalid, or an ERR_PTR().
+ */
+struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			   u32 max_num_sg)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct rvt_mr *mr;
+
+	if (mr_type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
+	    max_num_sg > RVT_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = rvt_mr_new(rdi, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr_pages = kcalloc(max_num_sg, sizeof(*mr->fr_pages), GFP_KERNEL);
+	if (!mr->fr_pages) {
+		rvt_free_mr(rdi, mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->fr_max = max_num_sg;
+	mr->valid = false;
+	mr->ibmr.pd = ibpd;
+	rvt_publish_mr(rdi, mr);
+	return &mr->ibmr;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_alloc_mr);
+
+static int rvt_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
+
+	if (mr->fr_mapped == mr->fr_max)
+		return -ENOMEM;
+	/* A late transfer into the old region may read it: see map_fr. */
+	WRITE_ONCE(mr->fr_pages[mr->fr_mapped], addr);
+	mr->fr_mapped++;
+	if (mr->fr_mapped > mr->fr_filled)
+		/* The entry before the count: rvt_mr_map_fr() reads both. */
+		smp_store_release(&mr->fr_filled, mr->fr_mapped);
+	return 0;
+}
+
+/**
+ * rvt_map_mr_sg - give a fast-registration MR its blocks (ib_device_ops)
+ * @ibmr: the MR, invalid: its consumer does not map one in use
+ * @sg: a DMA-mapped scatter list; softrvt's DMA addresses are kernel
+ *	addresses
+ * @sg_nents: its entries
+ * @sg_offset: bytes to skip in the first entry, or NULL
+ *
+ * ib_sg_to_pages() cuts the list into blocks of ibmr->page_size bytes
+ * (4 KiB from NVMe, PAGE_SIZE from NFS) and sets ibmr->iova and length;
+ * IB_WR_REG_MR takes them.  Any context: nothing sleeps or allocates.
+ *
+ * Return: the entries mapped, which stop where a block would be past
+ * the max_num_sg of alloc_mr, or a negative errno.
+ */
+int rvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset)
+{
+	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
+
+	mr->fr_mapped = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rvt_set_page);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_map_mr_sg);
+
+/* The rights a fast registration may grant; optional ones are ignored. */
+#define RVT_FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/**
+ * rvt_mr_fast_reg - execute IB_WR_REG_MR
+ * @qp: the QP whose send engine runs the WQE
+ * @mr: the MR of the WQE
+ * @key: its new lkey and rkey: only the low byte may differ from the key
+ *	it has (the consumer calls ib_update_fast_reg_key())
+ * @access: the rights granted
+ *
+ * Registers the blocks, iova and length the last rvt_map_mr_sg() left in
+ * @mr.  Only an invalid MR of the QP's PD can be registered.  Any
+ * context; does not allocate.
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_LOC_PROT_ERR for an MR of another PD;
+ * IB_WC_MW_BIND_ERR, the IB spec's memory management operation error,
+ * for the rest: not a fast-registration MR, valid already, another index
+ * in @key, rights that are not allowed, or a region its blocks do not
+ * cover.
+ */
+enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
+				  u32 key, int access)
+{
+	u32 bsize = mr->ibmr.page_size;
+	u64 iova = mr->ibmr.iova;
+	u64 length = mr->ibmr.length;
+	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
+	unsigned long flags;
+	u64 end;
+
+	if (!mr->fr_pages)
+		return IB_WC_MW_BIND_ERR;
+	if (mr->ibmr.pd != qp->ibqp.pd)
+		return IB_WC_LOC_PROT_ERR;
+	access &= ~IB_ACCESS_OPTIONAL;
+	if ((access & ~RVT_FR_ACCESS) ||
+	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IB_ACCESS_LOCAL_WRITE)))
+		return IB_WC_MW_BIND_ERR;
+	if (!is_power_of_2(bsize) || !mr->fr_mapped ||
+	    check_add_overflow(iova & (bsize - 1), length, &end) ||
+	    end > (u64)mr->fr_mapped * bsize)
+		return IB_WC_MW_BIND_ERR;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->valid && !((key ^ mr->key) >> RVT_KEY_INDEX_SHIFT)) {
+		mr->key = key;
+		mr->access = access;
+		/* rvt_mr_map_fr() reads these two without the lock. */
+		WRITE_ONCE(mr->iova, iova);
+		mr->length = length;
+		WRITE_ONCE(mr->fr_shift, ilog2(bsize));
+		mr->valid = true;
+		status = IB_WC_SUCCESS;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return status;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_fast_reg);
+
+/**
+ * rvt_mr_invalidate - make a fast-registration MR invalid
+ * @pd: the PD of the QP that asks: IB_WR_LOCAL_INV, or the responder of a
+ *	SEND with Invalidate
+ * @key: the MR's current key, whole
+ *
+ * Invalidating an invalid MR is allowed, as in rdmavt and rxe.  Transfers
+ * that passed their key check before finish; none starts after.  Any
+ * context.
+ *
+ * Return: 0; -EACCES if @key names no MR of @pd, -EINVAL if it names one
+ * that is not a fast-registration MR.
+ */
+int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(pd->device);
+	unsigned long flags;
+	struct rvt_mr *m;
+	int ret = 0;
+
+	rcu_read_lock();
+	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
+	if (m && !refcount_inc_not_zero(&m->refcount))
+		m = NULL;
+	rcu_read_unlock();
+	if (!m)
+		return -EACCES;
+	spin_lock_irqsave(&m->lock, flags);
+	if (m->key != key || m->ibmr.pd != pd)
+		ret = -EACCES;
+	else if (!m->fr_pages)
+		ret = -EINVAL;
+	else
+		m->valid = false;
+	spin_unlock_irqrestore(&m->lock, flags);
+	rvt_put_mr(m);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_mr_invalidate);
+
+/**
+ * rvt_wqe_is_local_op - whether a send WQE acts on this device only
+ * @wqe: the WQE
+ *
+ * Return: true for IB_WR_REG_MR and IB_WR_LOCAL_INV, which send nothing.
+ */
+bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+}
+
+/**
+ * rvt_local_op - execute IB_WR_REG_MR or IB_WR_LOCAL_INV
+ * @qp: the QP, from its send engine, in send queue order
+ * @wqe: the WQE; executed once, even if the requester goes back over it
+ *
+ * Return: the WQE's completion status; an error moves the QP to ERR.
+ * LOCAL_INV fails with IB_WC_LOC_PROT_ERR for a key that names no MR of
+ * the QP's PD, as rdmavt's does, and IB_WC_MW_BIND_ERR for one that
+ * cannot be invalidated.
+ */
+enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
+{
+	wqe->local_done = true;
+	if (wqe->opcode == IB_WR_REG_MR)
+		return rvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
+				       wqe->reg_access);
+	switch (rvt_mr_invalidate(qp->ibqp.pd, wqe->rkey)) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EACCES:
+		return IB_WC_LOC_PROT_ERR;
+	default:
+		return IB_WC_MW_BIND_ERR;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_local_op);

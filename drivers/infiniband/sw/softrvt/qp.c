@@ -708,18 +708,25 @@ static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr)
 		case IB_WR_RDMA_READ:
 		case IB_WR_SEND:
 		case IB_WR_SEND_WITH_IMM:
+		case IB_WR_SEND_WITH_INV:
 		case IB_WR_RDMA_WRITE:
 		case IB_WR_RDMA_WRITE_WITH_IMM:
+		case IB_WR_LOCAL_INV:
 			break;
+		case IB_WR_REG_MR:
+			return reg_wr(wr)->mr ? 0 : -EINVAL;
 		default:
 			return -EINVAL;
 		}
 		break;
 	case IB_QPT_UC:
+		if (wr->opcode == IB_WR_REG_MR)
+			return reg_wr(wr)->mr ? 0 : -EINVAL;
 		if (wr->opcode != IB_WR_SEND &&
 		    wr->opcode != IB_WR_SEND_WITH_IMM &&
 		    wr->opcode != IB_WR_RDMA_WRITE &&
-		    wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM)
+		    wr->opcode != IB_WR_RDMA_WRITE_WITH_IMM &&
+		    wr->opcode != IB_WR_LOCAL_INV)
 			return -EINVAL;
 		break;
 	default:
@@ -728,6 +735,9 @@ static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr)
 			return -EINVAL;
 		break;
 	}
+	/* It sends nothing: its sg_list is not looked at. */
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
 	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
 	if ((wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -742,6 +752,8 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 	int i;
 
 	*len = 0;
+	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
 	for (i = 0; i < wr->num_sge; i++)
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
 			return -EINVAL;
@@ -786,8 +798,19 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		wqe->send_flags |= IB_SEND_SIGNALED;
 	wqe->imm_data = wr->ex.imm_data;
 	wqe->length = len;
+	wqe->local_done = false;
 
 	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wqe->rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_REG_MR:
+		wqe->reg_mr = ibmr_to_rvtmr(reg_wr(wr)->mr);
+		wqe->reg_access = reg_wr(wr)->access;
+		wqe->rkey = reg_wr(wr)->key;
+		wqe->num_sge = 0;
+		return;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -862,7 +885,9 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	for (; wr; wr = wr->next) {
 		bool is_inline = (wr->send_flags & IB_SEND_INLINE) &&
-				 wr->opcode != IB_WR_RDMA_READ;
+				 wr->opcode != IB_WR_RDMA_READ &&
+				 wr->opcode != IB_WR_REG_MR &&
+				 wr->opcode != IB_WR_LOCAL_INV;
 		enum ib_qp_state state;
 		u32 next, len;
 
@@ -909,6 +934,7 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	rvt_schedule_send(qp);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_post_send);
 
 /**
  * rvt_post_recv - post receive WRs to a QP's own ring (ib_device_ops.post_recv)

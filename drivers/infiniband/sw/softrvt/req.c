@@ -164,6 +164,14 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 		return base | IB_OPCODE_COMPARE_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return base | IB_OPCODE_FETCH_ADD;
+	case IB_WR_SEND_WITH_INV:
+		/* RC only; its last packet carries the rkey in an IETH. */
+		if (last && first)
+			return base | IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
+		if (last)
+			return base | IB_OPCODE_SEND_LAST_WITH_INVALIDATE;
+		return base | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, first,
+					     false, false);
 	default:
 		return base | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, first, last,
 					     imm);
@@ -233,6 +241,12 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 	if (mask & RVT_HDR_IMMDT) {
 		memcpy(p, &wqe->imm_data, sizeof(wqe->imm_data));
 		p += sizeof(wqe->imm_data);
+	}
+	if (mask & RVT_HDR_IETH) {
+		__be32 ieth = cpu_to_be32(wqe->rkey);
+
+		memcpy(p, &ieth, sizeof(ieth));
+		p += sizeof(ieth);
 	}
 	if (len)
 		rvt_copy_from_sge(p, ss, len);
@@ -481,6 +495,35 @@ static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
 		rvt_sge_state_release(&qp->s_sge);
 }
 
+/*
+ * Execute the REG_MR or LOCAL_INV at s_cur, once.  It takes no PSN and
+ * completes in order once what precedes it is acknowledged.  LOCAL_INV
+ * first waits for the WQEs before it to complete (the IB spec's local
+ * invalidate fence, which rxe makes mandatory too): one of them sent
+ * again after a loss must still find the region it names.  REG_MR need
+ * not wait: nothing before it can use a region that was invalid.
+ * Return: false while it waits.
+ */
+static bool rvt_req_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
+{
+	if (!wqe->local_done) {
+		if (wqe->opcode == IB_WR_LOCAL_INV && qp->s_tail != qp->s_cur) {
+			/* Those all in complete now: nothing else would. */
+			rvt_comp_advance(qp);
+			if (qp->s_tail != qp->s_cur)
+				return false;
+		}
+		wqe->psn = qp->s_psn;
+		wqe->lpsn = rvt_psn_add(qp->s_psn, RVT_PSN_MASK);
+		wqe->wire_status = rvt_local_op(qp, wqe);
+		if (wqe->wire_status != IB_WC_SUCCESS)
+			rvt_req_stop(qp, qp->s_cur);
+	}
+	qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+	qp->s_cur_off = 0;
+	return true;
+}
+
 enum rvt_req_sent {
 	RVT_REQ_WQE_SENT,	/* the WQE's last packet is out */
 	RVT_REQ_WQE_PART,	/* the window ended within the WQE */
@@ -619,6 +662,11 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 			break;
 		}
 		wqe = rvt_get_swqe_ptr(qp, qp->s_cur);
+		if (rvt_wqe_is_local_op(wqe)) {
+			if (!rvt_req_local_op(qp, wqe))
+				break;
+			continue;
+		}
 		/* Resent from its start, it keeps its PSNs and its MTU. */
 		if (!qp->s_cur_off && rvt_req_psn_is_new(qp, qp->s_psn))
 			rvt_req_start_wqe(qp, wqe);

@@ -603,6 +603,19 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 			return 0;
 		wc.opcode = IB_WC_RECV;
 		wc.byte_len = qp->r_len;
+		/*
+		 * SEND with Invalidate: the IETH, last of the headers, names
+		 * an MR of this QP's PD.  One it cannot invalidate fails the
+		 * receive with IB_WC_REM_INV_REQ_ERR, as in rxe, and is NAKed.
+		 */
+		if (pkt->mask & RVT_HDR_IETH) {
+			u32 rkey = get_unaligned_be32(payload - sizeof(__be32));
+
+			if (rvt_mr_invalidate(qp->ibqp.pd, rkey))
+				return RVT_NAK_INV_REQ;
+			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey = rkey;
+		}
 	} else {
 		bool imm = pkt->mask & RVT_HDR_IMMDT;
 

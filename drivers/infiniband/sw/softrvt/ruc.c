@@ -133,6 +133,10 @@ static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	default:
 		return IB_WC_SEND;
 	}
@@ -267,6 +271,10 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 			wc.wc_flags |= IB_WC_WITH_IMM;
 			wc.ex.imm_data = wqe->imm_data;
 		}
+		if (wqe->opcode == IB_WR_SEND_WITH_INV) {
+			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey = wqe->rkey;
+		}
 		if (rvt_is_ud(qp)) {
 			wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 			wc.network_hdr_type = net_type;
@@ -357,6 +365,7 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	bool rc = sqp->ibqp.qp_type == IB_QPT_RC;
 	bool need_rwqe = wqe->opcode == IB_WR_SEND ||
 			 wqe->opcode == IB_WR_SEND_WITH_IMM ||
+			 wqe->opcode == IB_WR_SEND_WITH_INV ||
 			 wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 	u32 len = wqe->length;
 	int ret;
@@ -378,7 +387,8 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 
 	switch (wqe->opcode) {
 	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM: {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV: {
 		u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
 		enum rdma_network_type net_type = RDMA_NETWORK_IB;
 		u8 grh_buf[RVT_GRH_BYTES];
@@ -405,6 +415,14 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 		}
 		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
 		rvt_sge_state_release(&sqp->r_sge);
+		/* As the wire's responder: the data is in, the rkey is not. */
+		if (wqe->opcode == IB_WR_SEND_WITH_INV &&
+		    rvt_mr_invalidate(qp->ibqp.pd, wqe->rkey)) {
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
+							  IB_WC_REM_INV_REQ_ERR,
+							  IB_WC_REM_INV_REQ_ERR);
+			return RVT_RUC_DONE;
+		}
 		rvt_ruc_recv_complete(sqp, qp, wqe, grh + len, IB_WC_SUCCESS,
 				      net_type);
 		return RVT_RUC_DONE;
@@ -740,7 +758,9 @@ void rvt_send_work(struct work_struct *work)
 		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
 		spin_unlock_irq(&qp->s_lock);
 
-		if (state == IB_QPS_RTS && !rvt_ruc_is_local(qp, wqe))
+		if (state == IB_QPS_RTS && rvt_wqe_is_local_op(wqe))
+			status = rvt_local_op(qp, wqe);
+		else if (state == IB_QPS_RTS && !rvt_ruc_is_local(qp, wqe))
 			status = rvt_req_send_unreliable(qp, wqe);
 		else if (state == IB_QPS_RTS)
 			res = rvt_ruc_loopback(qp, wqe, &status, &rnr_timer);
@@ -787,10 +807,11 @@ void rvt_send_work(struct work_struct *work)
 		if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
 			continue;
 		/*
-		 * An RC error breaks the connection; on UC and UD only the
-		 * send queue stops (SQE), until the consumer moves it to RTS.
+		 * An RC error breaks the connection, and so does a failed
+		 * memory registration; otherwise on UC and UD only the send
+		 * queue stops (SQE), until the consumer moves it to RTS.
 		 */
-		if (qp->ibqp.qp_type == IB_QPT_RC)
+		if (qp->ibqp.qp_type == IB_QPT_RC || rvt_wqe_is_local_op(&done))
 			rvt_qp_set_error(qp, 0);
 		else
 			rvt_qp_set_sq_error(qp);

@@ -33,6 +33,8 @@
 #define RVT_MAX_SRQ_SGE		32
 #define RVT_MAX_PD		65536
 #define RVT_MAX_MR		65536
+/* Pages of a fast-registration MR (max_fast_reg_page_list_len). */
+#define RVT_MAX_FAST_REG_PAGES	512
 #define RVT_MAX_INLINE		256
 /* A message's bytes; its PSNs stay well within half the PSN space. */
 #define RVT_MAX_MSG_SZ		BIT(31)
@@ -166,9 +168,30 @@ struct rvt_mr {
 	struct page **pages;		/* of umem, in order */
 	unsigned long npages;
 	u32 page_offset;		/* of iova in pages[0] */
+	/*
+	 * The key lookups match, whole; its low byte changes only when a
+	 * fast-registration MR is registered again.  ibmr.lkey and rkey are
+	 * the consumer's, which ib_update_fast_reg_key() moves ahead of us.
+	 */
+	u32 key;
 	int access;
 	u64 iova;
 	u64 length;
+	/*
+	 * Fast registration (IB_MR_TYPE_MEM_REG), see rvt_mr_fast_reg():
+	 * map_mr_sg() fills fr_pages, each the kernel address of a block of
+	 * ibmr.page_size bytes, while the MR is invalid; IB_WR_REG_MR makes
+	 * it valid with a key, rights and the region ibmr then describes.
+	 * @lock covers key, valid, access, iova, length and fr_shift of
+	 * such an MR; lookups take it.  Other MRs never change.
+	 */
+	u64 *fr_pages;			/* NULL for other MRs */
+	u32 fr_max;			/* entries of fr_pages */
+	u32 fr_mapped;			/* filled by the last map_mr_sg() */
+	u32 fr_filled;			/* the most ever filled */
+	u8 fr_shift;			/* log2 of its block size */
+	bool valid;			/* false: no key finds it */
+	spinlock_t lock;
 	refcount_t refcount;		/* 1 while registered, +1 per user */
 	struct completion released;	/* refcount reached 0 */
 	struct rcu_head rcu;
@@ -251,7 +274,7 @@ struct rvt_swqe {
 	__be32 imm_data;
 	u32 length;			/* payload bytes */
 	u64 remote_addr;		/* RDMA and atomics */
-	u32 rkey;
+	u32 rkey;			/* also the key to invalidate */
 	u64 compare_add;
 	u64 swap;
 	u32 remote_qpn;			/* UD */
@@ -264,6 +287,11 @@ struct rvt_swqe {
 	u32 lpsn;
 	u32 pmtu;			/* its payload bytes per packet */
 	enum ib_wc_status wire_status;	/* a local error found sending it */
+	/* IB_WR_REG_MR: the MR, its new rights; its new key is in rkey. */
+	struct rvt_mr *reg_mr;
+	int reg_access;
+	/* REG_MR and LOCAL_INV: executed, never again after going back. */
+	bool local_done;
 	u32 num_sge;			/* 0 when the payload is inline */
 	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
 };
@@ -487,6 +515,15 @@ struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 iova, int access, struct ib_udata *udata);
 int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			   u32 max_num_sg);
+int rvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		  unsigned int *sg_offset);
+enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
+				  u32 key, int access);
+int rvt_mr_invalidate(struct ib_pd *pd, u32 key);
+bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe);
+enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe);
 
 /* sge.c */
 int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,

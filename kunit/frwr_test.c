@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit tests for fast-registration MRs: alloc_mr, map_mr_sg, IB_WR_REG_MR,
+ * IB_WR_LOCAL_INV and SEND with Invalidate, as kernel ULPs use them.
+ *
+ * A device that is never registered holds two RC QPs of one PD whose
+ * peers are each other, on the same-device path: WRs go through
+ * rvt_post_send() and the QPs' engines run on softrvt's workqueue.  The
+ * MR's memory is kernel memory mapped through a scatter list whose DMA
+ * addresses are kernel addresses, as ib_core's virtual DMA makes them.
+ */
+
+#include <kunit/test.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
+#include <linux/workqueue.h>
+
+#include "softrvt.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+#define FR_CQE		64
+#define FR_SEND_WR	16
+#define FR_SQPN		0x31
+#define FR_RQPN		0x32
+/* Pages of the MR's memory: order 2, so 16 KiB aligned and contiguous. */
+#define FR_ORDER	2
+#define FR_BYTES	(PAGE_SIZE << FR_ORDER)
+
+struct fr_fixture {
+	struct rvt_dev_info *rdi;
+	struct ib_pd *pd;
+	struct ib_pd *pd2;		/* another kernel PD */
+	struct rvt_cq *cq;		/* every completion of both QPs */
+	struct rvt_qp *sqp;		/* posts WRITEs and SENDs */
+	struct rvt_qp *rqp;		/* owns the MR, registers it */
+	struct rvt_mr *mr;
+	u8 *mem;			/* FR_BYTES for the MR */
+	u8 *src;			/* sqp's source buffer */
+	u8 *dst;			/* rqp's receive buffer */
+};
+
+static void fr_timer(struct timer_list *t)
+{
+}
+
+static void fr_release(void *ctx)
+{
+	struct fr_fixture *f = ctx;
+
+	cancel_work_sync(&f->sqp->send_work);
+	cancel_work_sync(&f->rqp->send_work);
+	timer_delete_sync(&f->sqp->rnr_timer);
+	timer_delete_sync(&f->rqp->rnr_timer);
+	cancel_work_sync(&f->sqp->send_work);
+	cancel_work_sync(&f->rqp->send_work);
+	if (f->mr)
+		rvt_dereg_mr(&f->mr->ibmr, NULL);
+	rvt_rq_free(&f->sqp->r_rq);
+	rvt_rq_free(&f->rqp->r_rq);
+	xa_destroy(&f->rdi->qp_xa);
+	xa_destroy(&f->rdi->mr_xa);
+	rvt_cq_cleanup(f->cq);
+	free_pages((unsigned long)f->mem, FR_ORDER);
+}
+
+static struct rvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
+			    u32 qpn, u32 dest)
+{
+	struct rvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	qp->ibqp.device = &f->rdi->ibdev;
+	qp->ibqp.pd = f->pd;
+	qp->ibqp.qp_type = IB_QPT_RC;
+	qp->ibqp.qp_num = qpn;
+	qp->ibqp.send_cq = &f->cq->ibcq;
+	qp->ibqp.recv_cq = &f->cq->ibcq;
+	spin_lock_init(&qp->s_lock);
+	INIT_WORK(&qp->send_work, rvt_send_work);
+	timer_setup(&qp->rnr_timer, fr_timer, 0);
+	skb_queue_head_init(&qp->r_pkts);
+	refcount_set(&qp->refcount, 1);
+	init_completion(&qp->released);
+	qp->state = IB_QPS_RTS;
+	qp->s_local = true;
+	qp->sq_sig_type = IB_SIGNAL_ALL_WR;
+	qp->cap.max_send_sge = 1;
+	qp->attr.dest_qp_num = dest;
+	qp->attr.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ;
+	qp->attr.max_rd_atomic = 1;
+	qp->attr.max_dest_rd_atomic = 1;
+	qp->r_wqe = kunit_kzalloc(test, struct_size(qp->r_wqe, sg_list,
+						    RVT_MAX_SGE), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->r_wqe);
+	qp->s_size = FR_SEND_WR + 1;
+	qp->s_stride = ALIGN(sizeof(struct rvt_swqe) +
+			     sizeof(struct rvt_wqe_sge), 8);
+	qp->s_wq = kunit_kzalloc(test, qp->s_size * qp->s_stride, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qp->s_wq);
+	KUNIT_ASSERT_EQ(test, rvt_rq_init(&qp->r_rq, 4, 1, false), 0);
+	KUNIT_ASSERT_EQ(test, xa_insert_irq(&f->rdi->qp_xa, qpn, qp,
+					    GFP_KERNEL), 0);
+	return qp;
+}
+
+static struct fr_fixture *fr_setup(struct kunit *test)
+{
+	struct fr_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->rdi = kunit_kzalloc(test, sizeof(*f->rdi), GFP_KERNEL);
+	f->pd = kunit_kzalloc(test, sizeof(*f->pd), GFP_KERNEL);
+	f->pd2 = kunit_kzalloc(test, sizeof(*f->pd2), GFP_KERNEL);
+	f->cq = kunit_kzalloc(test, sizeof(*f->cq), GFP_KERNEL);
+	f->src = kunit_kzalloc(test, FR_BYTES, GFP_KERNEL);
+	f->dst = kunit_kzalloc(test, FR_BYTES, GFP_KERNEL);
+	f->mem = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_ZERO, FR_ORDER);
+	KUNIT_ASSERT_NOT_NULL(test, f->rdi);
+	KUNIT_ASSERT_NOT_NULL(test, f->pd);
+	KUNIT_ASSERT_NOT_NULL(test, f->pd2);
+	KUNIT_ASSERT_NOT_NULL(test, f->cq);
+	KUNIT_ASSERT_NOT_NULL(test, f->src);
+	KUNIT_ASSERT_NOT_NULL(test, f->dst);
+	KUNIT_ASSERT_NOT_NULL(test, f->mem);
+
+	xa_init_flags(&f->rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&f->rdi->mr_xa, XA_FLAGS_ALLOC1);
+	spin_lock_init(&f->rdi->atomic_lock);
+	f->pd->device = &f->rdi->ibdev;
+	f->pd2->device = &f->rdi->ibdev;
+	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->cq, FR_CQE, false), 0);
+	f->sqp = fr_qp(test, f, FR_SQPN, FR_RQPN);
+	f->rqp = fr_qp(test, f, FR_RQPN, FR_SQPN);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fr_release, f),
+			0);
+	return f;
+}
+
+/* A fast-registration MR of @pd, as ib_alloc_mr() leaves it. */
+static struct rvt_mr *fr_alloc(struct kunit *test, struct fr_fixture *f,
+			       struct ib_pd *pd, u32 max_num_sg)
+{
+	struct ib_mr *ibmr = rvt_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
+	ibmr->device = pd->device;
+	ibmr->type = IB_MR_TYPE_MEM_REG;
+	return ibmr_to_rvtmr(ibmr);
+}
+
+/*
+ * Map @n pieces of f->mem, (offset, length) pairs in @piece, in blocks of
+ * @bsize bytes, skipping @skip bytes of the first, as ib_map_mr_sg() does.
+ */
+static int fr_map(struct fr_fixture *f, struct rvt_mr *mr, u32 bsize,
+		  const u32 (*piece)[2], int n, unsigned int skip)
+{
+	struct scatterlist sg[4];
+	int i;
+
+	sg_init_table(sg, n);
+	for (i = 0; i < n; i++) {
+		sg_set_buf(&sg[i], f->mem + piece[i][0], piece[i][1]);
+		sg_dma_address(&sg[i]) = (uintptr_t)sg_virt(&sg[i]);
+		sg_dma_len(&sg[i]) = piece[i][1];
+	}
+	mr->ibmr.page_size = bsize;
+	return rvt_map_mr_sg(&mr->ibmr, sg, n, skip ? &skip : NULL);
+}
+
+static void fr_post(struct kunit *test, struct rvt_qp *qp,
+		    const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad = NULL;
+
+	KUNIT_ASSERT_EQ(test, rvt_post_send(&qp->ibqp, wr, &bad), 0);
+	flush_work(&qp->send_work);
+}
+
+static void fr_reg(struct kunit *test, struct fr_fixture *f, struct rvt_qp *qp,
+		   struct rvt_mr *mr, int access, u64 wr_id)
+{
+	struct ib_reg_wr wr = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = wr_id },
+		.mr = &mr->ibmr,
+		.key = mr->ibmr.rkey,
+		.access = access,
+	};
+
+	fr_post(test, qp, &wr.wr);
+}
+
+static void fr_inv(struct kunit *test, struct rvt_qp *qp, u32 key,
+		   u64 wr_id)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.wr_id = wr_id,
+		.ex.invalidate_rkey = key,
+	};
+
+	fr_post(test, qp, &wr);
+}
+
+/* An RDMA WRITE of @len bytes of f->src from sqp, through the DMA lkey. */
+static void fr_write(struct kunit *test, struct fr_fixture *f, u64 va,
+		     u32 rkey, u32 len, u64 wr_id)
+{
+	struct ib_sge sge = { .addr = (uintptr_t)f->src, .length = len };
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE, .wr_id = wr_id,
+			.sg_list = &sge, .num_sge = 1 },
+		.remote_addr = va,
+		.rkey = rkey,
+	};
+
+	fr_post(test, f->sqp, &wr.wr);
+}
+
+/* The next completion, which must exist. */
+static struct ib_wc fr_wc(struct kunit *test, struct fr_fixture *f)
+{
+	struct ib_wc wc = {};
+
+	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 1, &wc), 1);
+	return wc;
+}
+
+static void fr_expect_wc(struct kunit *test, struct fr_fixture *f, u64 wr_id,
+			 enum ib_wc_opcode opcode, enum ib_wc_status status)
+{
+	struct ib_wc wc = fr_wc(test, f);
+
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ(test, wc.status, status);
+	if (status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ(test, wc.opcode, opcode);
+}
+
+static bool fr_key_finds(struct fr_fixture *f, u32 key, u64 va, u64 len,
+			 int access)
+{
+	struct rvt_mr *mr;
+
+	if (rvt_mr_lookup(f->pd, key, va, len, access, &mr))
+		return false;
+	rvt_put_mr(mr);
+	return true;
+}
+
+static void fr_fill(u8 *p, u32 len, u8 seed)
+{
+	u32 i;
+
+	for (i = 0; i < len; i++)
+		p[i] = seed + i * 7 + (i >> 8);
+}
+
+/* Only IB_MR_TYPE_MEM_REG, and no more blocks than advertised. */
+static void alloc_mr_type_and_size(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	struct ib_mr *ibmr;
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS,
+						   8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_INTEGRITY,
+						   8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_DMA,
+						   8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+						   0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+						   RVT_MAX_FAST_REG_PAGES + 1)),
+			-EINVAL);
+	KUNIT_EXPECT_GE(test, RVT_MAX_FAST_REG_PAGES, 512);
+
+	ibmr = rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, RVT_MAX_FAST_REG_PAGES);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
+	ibmr->device = f->pd->device;
+	f->mr = ibmr_to_rvtmr(ibmr);
+	KUNIT_EXPECT_EQ(test, ibmr->lkey, ibmr->rkey);
+	/* Born invalid: its key finds nothing. */
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, ibmr->rkey, 0, 0, 0));
+	KUNIT_EXPECT_EQ(test, atomic_read(&f->rdi->n_mrs), 1);
+}
+
+/* Where rvt_mr_map() puts @iova of a registered MR. */
+static void fr_expect_map(struct kunit *test, struct rvt_mr *mr, u64 iova,
+			  const u8 *want, u32 want_avail)
+{
+	u32 avail;
+	void *p = rvt_mr_map(mr, iova, 1U << 20, &avail);
+
+	KUNIT_EXPECT_PTR_EQ(test, p, (void *)want);
+	KUNIT_EXPECT_EQ(test, avail, want_avail);
+	rvt_mr_unmap(mr, p);
+}
+
+/*
+ * 4 KiB blocks over pieces of memory with gaps between them, an offset in
+ * the first piece and more skipped by sg_offset: each iova lands where
+ * its piece is, and a mapping never crosses a block.
+ */
+static void map_mr_sg_4k_blocks_with_offsets(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	/* 4 KiB pieces of the 16 KiB: the 2nd block is left out. */
+	const u32 piece[3][2] = {
+		{ 512, SZ_4K - 512 }, { 2 * SZ_4K, SZ_4K }, { 3 * SZ_4K, 1000 },
+	};
+	u64 iova;
+
+	f->mr = fr_alloc(test, f, f->pd, 8);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 3, 100), 3);
+	iova = f->mr->ibmr.iova;
+	KUNIT_EXPECT_EQ(test, iova, (u64)(uintptr_t)(f->mem + 612));
+	KUNIT_EXPECT_EQ(test, f->mr->ibmr.length,
+			(u64)(SZ_4K - 612 + SZ_4K + 1000));
+	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 3);
+
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+					      IB_ACCESS_LOCAL_WRITE), IB_WC_SUCCESS);
+	fr_expect_map(test, f->mr, iova, f->mem + 612, SZ_4K - 612);
+	fr_expect_map(test, f->mr, iova + SZ_4K - 613, f->mem + SZ_4K - 1, 1);
+	/* The next iova is in the third piece, past the gap. */
+	fr_expect_map(test, f->mr, iova + SZ_4K - 612, f->mem + 2 * SZ_4K,
+		      SZ_4K);
+	fr_expect_map(test, f->mr, iova + 2 * SZ_4K - 612 + 10,
+		      f->mem + 3 * SZ_4K + 10, SZ_4K - 10);
+	/* The region's bounds. */
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey, iova,
+					     f->mr->ibmr.length, 0));
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, f->mr->ibmr.rkey, iova - 1,
+					      1, 0));
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, f->mr->ibmr.rkey, iova,
+					      f->mr->ibmr.length + 1, 0));
+}
+
+/*
+ * Blocks larger than a page, then, registered again, the same memory in
+ * blocks of a page (NFS's PAGE_SIZE): the MR follows its last mapping.
+ */
+static void map_mr_sg_blocks_larger_than_a_page(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	const u32 piece[1][2] = { { 300, FR_BYTES - 300 } };
+	u64 iova;
+
+	f->mr = fr_alloc(test, f, f->pd, 1 << FR_ORDER);
+	/* One block of the whole allocation, which is aligned to it. */
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, FR_BYTES, piece, 1, 0), 1);
+	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 1);
+	iova = f->mr->ibmr.iova;
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+					      0), IB_WC_SUCCESS);
+	fr_expect_map(test, f->mr, iova, f->mem + 300, FR_BYTES - 300);
+	fr_expect_map(test, f->mr, iova + FR_BYTES - 301, f->mem + FR_BYTES - 1,
+		      1);
+
+	KUNIT_EXPECT_EQ(test, rvt_mr_invalidate(f->pd, f->mr->ibmr.rkey), 0);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, PAGE_SIZE, piece, 1, 0), 1);
+	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 1 << FR_ORDER);
+	ib_update_fast_reg_key(&f->mr->ibmr, ib_inc_rkey(f->mr->ibmr.rkey));
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+					      0), IB_WC_SUCCESS);
+	fr_expect_map(test, f->mr, iova, f->mem + 300, PAGE_SIZE - 300);
+	fr_expect_map(test, f->mr, iova + PAGE_SIZE - 300, f->mem + PAGE_SIZE,
+		      PAGE_SIZE);
+	fr_expect_map(test, f->mr, iova + FR_BYTES - 301, f->mem + FR_BYTES - 1,
+		      1);
+}
+
+/* More blocks than max_num_sg: the list is cut, nothing is written past. */
+static void map_mr_sg_stops_at_max_num_sg(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	const u32 piece[1][2] = { { 0, 3 * SZ_4K } };
+
+	f->mr = fr_alloc(test, f, f->pd, 2);
+	KUNIT_EXPECT_LT(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
+	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 2);
+}
+
+/*
+ * Through the engines: REG_MR, WRITEs through the rkey, LOCAL_INV, a
+ * registration with the next key, SEND with Invalidate; each key works
+ * exactly while its registration is valid.
+ */
+static void reg_inv_rotate_keys(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	const u32 piece[2][2] = { { 0, SZ_4K }, { 2 * SZ_4K, SZ_4K } };
+	int access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	struct ib_sge rsge = { .addr = (uintptr_t)f->dst, .length = 64 };
+	struct ib_recv_wr rwr = { .wr_id = 0x900, .sg_list = &rsge,
+				  .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_sge ssge = { .addr = (uintptr_t)f->src, .length = 64 };
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND_WITH_INV,
+				  .wr_id = 0x901, .sg_list = &ssge,
+				  .num_sge = 1 };
+	u32 key0, key1;
+	struct ib_wc wc;
+	u64 iova;
+
+	f->mr = fr_alloc(test, f, f->pd, 4);
+	key0 = f->mr->ibmr.rkey;
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 2, 0), 2);
+	iova = f->mr->ibmr.iova;
+	ib_update_fast_reg_key(&f->mr->ibmr, ib_inc_rkey(key0));
+	key1 = f->mr->ibmr.rkey;
+	KUNIT_EXPECT_NE(test, key0, key1);
+	KUNIT_EXPECT_EQ(test, key0 >> 8, key1 >> 8);
+
+	fr_reg(test, f, f->rqp, f->mr, access, 0x100);
+	fr_expect_wc(test, f, 0x100, IB_WC_REG_MR, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key0, iova, 1, 0));
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, key1, iova, 2 * SZ_4K,
+					     IB_ACCESS_REMOTE_WRITE));
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key1, iova, 1,
+					      IB_ACCESS_REMOTE_READ));
+
+	/* 6000 bytes across the gap between the two pieces. */
+	fr_fill(f->src, 6000, 1);
+	fr_write(test, f, iova + 1000, key1, 6000, 0x101);
+	fr_expect_wc(test, f, 0x101, IB_WC_RDMA_WRITE, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, memcmp(f->mem + 1000, f->src, SZ_4K - 1000), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->mem + 2 * SZ_4K,
+				     f->src + SZ_4K - 1000, 6000 - SZ_4K + 1000),
+			0);
+	KUNIT_EXPECT_FALSE(test, memchr_inv(f->mem + SZ_4K, 0, SZ_4K));
+
+	fr_inv(test, f->rqp, key1, 0x102);
+	fr_expect_wc(test, f, 0x102, IB_WC_LOCAL_INV, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key1, iova, 1, 0));
+
+	/* Registered again with the next key; the old one stays dead. */
+	ib_update_fast_reg_key(&f->mr->ibmr, ib_inc_rkey(key1));
+	fr_reg(test, f, f->rqp, f->mr, access, 0x103);
+	fr_expect_wc(test, f, 0x103, IB_WC_REG_MR, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key1, iova, 1, 0));
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey, iova, 1, 0));
+
+	/* The peer invalidates it with its SEND. */
+	fr_fill(f->src, 64, 9);
+	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	swr.ex.invalidate_rkey = f->mr->ibmr.rkey;
+	fr_post(test, f->sqp, &swr);
+	wc = fr_wc(test, f);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 0x900);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 64);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, f->mr->ibmr.rkey);
+	KUNIT_EXPECT_EQ(test, memcmp(f->dst, f->src, 64), 0);
+	fr_expect_wc(test, f, 0x901, IB_WC_SEND, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, f->mr->ibmr.rkey, iova, 1, 0));
+
+	/* A WRITE through the invalidated rkey is refused, memory intact. */
+	fr_fill(f->src, 64, 0x55);
+	fr_write(test, f, iova, f->mr->ibmr.rkey, 64, 0x104);
+	fr_expect_wc(test, f, 0x104, 0, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_FALSE(test, memchr_inv(f->mem, 0, 64));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->sqp->state), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+}
+
+/* Every way IB_WR_REG_MR fails, and its status. */
+static void reg_mr_errors(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	const u32 piece[1][2] = { { 0, SZ_4K } };
+	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct rvt_mr plain = { .fr_pages = NULL };
+	u32 key;
+
+	f->mr = fr_alloc(test, f, f->pd, 1);
+	key = f->mr->ibmr.rkey;
+	/* Not mapped yet. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key, 0),
+			IB_WC_MW_BIND_ERR);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
+	/* Another MR index in the key. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key + BIT(8), 0),
+			IB_WC_MW_BIND_ERR);
+	/* Rights it may not have: remote write needs local write. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key,
+					      IB_ACCESS_REMOTE_WRITE),
+			IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key,
+					      IB_ACCESS_MW_BIND),
+			IB_WC_MW_BIND_ERR);
+	/* Not a fast-registration MR. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, &plain, key, 0),
+			IB_WC_MW_BIND_ERR);
+	/* Of another PD. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
+					      0), IB_WC_LOC_PROT_ERR);
+	/* None of that made it valid; an optional right is ignored. */
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key, f->mr->ibmr.iova, 1, 0));
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a,
+					      IB_ACCESS_RELAXED_ORDERING),
+			IB_WC_SUCCESS);
+	/* Valid already, even with its own key. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a, 0),
+			IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, key ^ 0x5a, f->mr->ibmr.iova,
+					     1, 0));
+	rvt_dereg_mr(&other->ibmr, NULL);
+}
+
+/* Every way IB_WR_LOCAL_INV fails, and its status. */
+static void local_inv_errors(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct ib_mr *dma = rvt_get_dma_mr(f->pd, IB_ACCESS_LOCAL_WRITE);
+	struct rvt_swqe wqe = { .opcode = IB_WR_LOCAL_INV };
+	const u32 piece[1][2] = { { 0, SZ_4K } };
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dma));
+	dma->device = f->pd->device;
+	f->mr = fr_alloc(test, f, f->pd, 1);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+					      0), IB_WC_SUCCESS);
+
+	/* The key's consumer byte, another index, another PD. */
+	wqe.rkey = f->mr->ibmr.rkey ^ 1;
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	wqe.rkey = f->mr->ibmr.rkey + BIT(12);
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	wqe.rkey = other->ibmr.rkey;
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	/* An MR that is not for fast registration. */
+	wqe.rkey = dma->rkey;
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, dma->rkey, 0, 1, 0));
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey,
+					     f->mr->ibmr.iova, 1, 0));
+	/* Twice: the second finds it invalid, which is fine. */
+	wqe.rkey = f->mr->ibmr.rkey;
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, f->mr->ibmr.rkey,
+					      f->mr->ibmr.iova, 1, 0));
+	rvt_dereg_mr(&other->ibmr, NULL);
+	rvt_dereg_mr(dma, NULL);
+}
+
+/*
+ * A failed REG_MR on the send queue completes with its error and moves
+ * the QP to ERR; the WQE after it is flushed, not executed.
+ */
+static void reg_mr_error_fails_the_qp(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	const u32 piece[1][2] = { { 0, SZ_4K } };
+	struct ib_reg_wr wr = {
+		.wr = { .opcode = IB_WR_REG_MR, .wr_id = 0x200 },
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+	struct ib_send_wr inv = { .opcode = IB_WR_LOCAL_INV, .wr_id = 0x201 };
+
+	f->mr = fr_alloc(test, f, f->pd, 1);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+					      0), IB_WC_SUCCESS);
+	wr.mr = &f->mr->ibmr;
+	wr.key = f->mr->ibmr.rkey;
+	wr.wr.next = &inv;
+	inv.ex.invalidate_rkey = f->mr->ibmr.rkey;
+	fr_post(test, f->rqp, &wr.wr);
+	flush_work(&f->rqp->send_work);
+
+	fr_expect_wc(test, f, 0x200, IB_WC_REG_MR, IB_WC_MW_BIND_ERR);
+	fr_expect_wc(test, f, 0x201, IB_WC_LOCAL_INV, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+	/* The flushed LOCAL_INV did not run. */
+	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey,
+					     f->mr->ibmr.iova, 1, 0));
+}
+
+/* A failed LOCAL_INV likewise. */
+static void local_inv_error_fails_the_qp(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+
+	fr_inv(test, f->rqp, 0x12345678, 0x300);
+	fr_expect_wc(test, f, 0x300, IB_WC_LOCAL_INV, IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+}
+
+/*
+ * SEND with Invalidate naming an rkey the responder cannot invalidate:
+ * the data is in, the receive fails with IB_WC_REM_INV_REQ_ERR as in rxe,
+ * the sender's too, and both QPs are in ERR.
+ */
+static void send_with_inv_bad_rkey(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct ib_sge rsge = { .addr = (uintptr_t)f->dst, .length = 64 };
+	struct ib_recv_wr rwr = { .wr_id = 0x400, .sg_list = &rsge,
+				  .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_sge ssge = { .addr = (uintptr_t)f->src, .length = 32 };
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND_WITH_INV,
+				  .wr_id = 0x401, .sg_list = &ssge,
+				  .num_sge = 1 };
+	const u32 piece[1][2] = { { 0, SZ_4K } };
+	struct rvt_mr *found = NULL;
+
+	/* Valid, but of another PD than the responder's. */
+	KUNIT_ASSERT_EQ(test, fr_map(f, other, SZ_4K, piece, 1, 0), 1);
+	f->rqp->ibqp.pd = f->pd2;
+	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
+					      0), IB_WC_SUCCESS);
+	f->rqp->ibqp.pd = f->pd;
+
+	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	swr.ex.invalidate_rkey = other->ibmr.rkey;
+	fr_post(test, f->sqp, &swr);
+	flush_work(&f->rqp->send_work);
+
+	fr_expect_wc(test, f, 0x400, IB_WC_RECV, IB_WC_REM_INV_REQ_ERR);
+	fr_expect_wc(test, f, 0x401, IB_WC_SEND, IB_WC_REM_INV_REQ_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->sqp->state), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+	/* Still valid. */
+	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(f->pd2, other->ibmr.rkey,
+					    other->ibmr.iova, 1, 0, &found), 0);
+	if (found)
+		rvt_put_mr(found);
+	rvt_dereg_mr(&other->ibmr, NULL);
+}
+
+static struct kunit_case softrvt_frwr_cases[] = {
+	KUNIT_CASE(alloc_mr_type_and_size),
+	KUNIT_CASE(map_mr_sg_4k_blocks_with_offsets),
+	KUNIT_CASE(map_mr_sg_blocks_larger_than_a_page),
+	KUNIT_CASE(map_mr_sg_stops_at_max_num_sg),
+	KUNIT_CASE(reg_inv_rotate_keys),
+	KUNIT_CASE(reg_mr_errors),
+	KUNIT_CASE(local_inv_errors),
+	KUNIT_CASE(reg_mr_error_fails_the_qp),
+	KUNIT_CASE(local_inv_error_fails_the_qp),
+	KUNIT_CASE(send_with_inv_bad_rkey),
+	{}
+};
+
+static struct kunit_suite softrvt_frwr_suite = {
+	.name = "softrvt_frwr",
+	.test_cases = softrvt_frwr_cases,
+};
+
+kunit_test_suites(&softrvt_frwr_suite);
