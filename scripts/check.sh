@@ -60,7 +60,7 @@ fi
 mkdir -p "$out/guest"
 # SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.
 full=${SOFTRVT_FULL:-}
-"$TOP/scripts/vm.sh" -k "$kdir" -t $((full ? 4 * 3600 : 3600)) \
+"$TOP/scripts/vm.sh" -k "$kdir" -t $((full ? 4 * 3600 : 4500)) \
 	-o "$out/guest" -- env SOFTRVT_FULL="$full" \
 	scripts/guest/run-tests.sh > "$out/vm.log" 2>&1
 vm=$?
