@@ -142,6 +142,19 @@ static bool rvt_mr_allows(struct rvt_mr *m, struct ib_pd *pd, u32 key,
 	return ok;
 }
 
+/* The MR whose index @key carries, referenced; its key is not checked. */
+static struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
+{
+	struct rvt_mr *m;
+
+	rcu_read_lock();
+	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
+	if (m && !refcount_inc_not_zero(&m->refcount))
+		m = NULL;
+	rcu_read_unlock();
+	return m;
+}
+
 /**
  * rvt_mr_lookup - find the MR behind a key and check an access through it
  * @pd: the PD the access is made in
@@ -171,11 +184,7 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		return 0;
 	}
 
-	rcu_read_lock();
-	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
-	if (m && !refcount_inc_not_zero(&m->refcount))
-		m = NULL;
-	rcu_read_unlock();
+	m = rvt_mr_get(rdi, key);
 	if (!m)
 		return -EACCES;
 
@@ -520,11 +529,7 @@ int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
 	struct rvt_mr *m;
 	int ret = 0;
 
-	rcu_read_lock();
-	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
-	if (m && !refcount_inc_not_zero(&m->refcount))
-		m = NULL;
-	rcu_read_unlock();
+	m = rvt_mr_get(rdi, key);
 	if (!m)
 		return -EACCES;
 	spin_lock_irqsave(&m->lock, flags);

@@ -13,6 +13,7 @@
  */
 
 #include <linux/jiffies.h>
+#include <linux/unaligned.h>
 
 #include "softrvt.h"
 #include "hdr.h"
@@ -243,10 +244,8 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		p += sizeof(wqe->imm_data);
 	}
 	if (mask & RVT_HDR_IETH) {
-		__be32 ieth = cpu_to_be32(wqe->rkey);
-
-		memcpy(p, &ieth, sizeof(ieth));
-		p += sizeof(ieth);
+		put_unaligned_be32(wqe->rkey, p);
+		p += sizeof(__be32);
 	}
 	if (len)
 		rvt_copy_from_sge(p, ss, len);
