@@ -130,3 +130,56 @@ void detail_wc(const char *what, const struct ibv_wc *wc)
 	       wc->byte_len, wc->qp_num, wc->src_qp, wc->wc_flags,
 	       ntohl(wc->imm_data), wc->vendor_err);
 }
+
+/* The index of the RoCE v2 GID of @addr (IPv4 or IPv6) on @dev, or -1. */
+int find_gid(const char *dev, const char *addr, union ibv_gid *gid)
+{
+	struct in6_addr want;
+	struct in_addr v4;
+	char path[256], line[128];
+	int i;
+
+	if (inet_pton(AF_INET, addr, &v4) == 1) {
+		memset(&want, 0, sizeof(want));
+		want.s6_addr[10] = want.s6_addr[11] = 0xff;
+		memcpy(&want.s6_addr[12], &v4, 4);
+	} else if (inet_pton(AF_INET6, addr, &want) != 1) {
+		return -1;
+	}
+	for (i = 0; i < 256; i++) {
+		union ibv_gid g;
+		unsigned int w[8];
+		FILE *f;
+		int k;
+
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/1/gids/%d", dev, i);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		k = fscanf(f, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2],
+			   &w[3], &w[4], &w[5], &w[6], &w[7]);
+		fclose(f);
+		if (k != 8)
+			continue;
+		for (k = 0; k < 8; k++) {
+			g.raw[2 * k] = w[k] >> 8;
+			g.raw[2 * k + 1] = w[k];
+		}
+		if (memcmp(g.raw, &want, 16))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
+			 dev, i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(line, sizeof(line), f) && strstr(line, "RoCE v2")) {
+			fclose(f);
+			*gid = g;
+			return i;
+		}
+		fclose(f);
+	}
+	return -1;
+}

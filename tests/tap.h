@@ -36,5 +36,6 @@ bool same(const uint8_t *got, const uint8_t *want, size_t n,
 bool all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what);
 /* A completion, field by field, as a detail. */
 void detail_wc(const char *what, const struct ibv_wc *wc);
+int find_gid(const char *dev, const char *addr, union ibv_gid *gid);
 
 #endif /* SOFTRVT_TESTS_TAP_H */

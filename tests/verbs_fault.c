@@ -238,53 +238,6 @@ static struct {
 
 #define BUF_LEN (1 << 20)
 
-static int find_gid(const char *dev, const char *addr, union ibv_gid *gid)
-{
-	uint8_t want[16] = { 0 };
-	struct in_addr v4;
-	char path[256], line[64];
-	int i;
-
-	if (inet_pton(AF_INET, addr, &v4) != 1)
-		return -1;
-	want[10] = want[11] = 0xff;
-	memcpy(want + 12, &v4, 4);
-	for (i = 0; i < 64; i++) {
-		unsigned int w[8];
-		FILE *f;
-		int k;
-
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/gids/%d", dev, i);
-		f = fopen(path, "r");
-		if (!f)
-			break;
-		k = fscanf(f, "%x:%x:%x:%x:%x:%x:%x:%x", &w[0], &w[1], &w[2],
-			   &w[3], &w[4], &w[5], &w[6], &w[7]);
-		fclose(f);
-		if (k != 8)
-			continue;
-		for (k = 0; k < 8; k++) {
-			gid->raw[2 * k] = w[k] >> 8;
-			gid->raw[2 * k + 1] = w[k];
-		}
-		if (memcmp(gid->raw, want, 16))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband/%s/ports/1/gid_attrs/types/%d",
-			 dev, i);
-		f = fopen(path, "r");
-		if (f && fgets(line, sizeof(line), f) &&
-		    strstr(line, "RoCE v2")) {
-			fclose(f);
-			return i;
-		}
-		if (f)
-			fclose(f);
-	}
-	return -1;
-}
-
 static struct ibv_device **dev_list;
 static struct ibv_device *ibdev_a, *ibdev_b;
 
