@@ -10,6 +10,10 @@ set -euo pipefail
 
 PKGS="rdma-core,ibverbs-utils,ibverbs-providers,perftest,rdmacm-utils"
 PKGS+=",python3-pyverbs,iproute2,kmod,procps,python3"
+# The kernel ULPs' tools: NVMe over Fabrics, fio to verify, NFS over RDMA.
+PKGS+=",nvme-cli,fio,nfs-kernel-server"
+# A TCP anchor for the bench, and the tracepoints' reader.
+PKGS+=",iperf3,trace-cmd"
 key=$(echo "trixie $PKGS" | sha256sum | cut -c1-16)
 root=$CACHE/rootfs-$key
 
