@@ -54,23 +54,56 @@ if [ -n "$kdir" ]; then
 	"$TOP/scripts/harness-tests.sh" "$kdir" paused 2>&1 | tee -a "$results"
 fi
 
+# The kernel's own checkers: any report fails the run.
+kernel_checks() { # label outdir
+	local klog=$2/dmesg
+	local pattern='WARNING:|BUG:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|Oops|Kernel panic|general protection fault|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON|INFO: lockdep is turned off|unreferenced object'
+
+	[ -f "$klog" ] || klog=$2/console.log
+	if grep -E "$pattern" "$klog" > "$2/kernel-reports.log"; then
+		cat "$2/kernel-reports.log"
+		record FAIL "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+	else
+		record PASS "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+	fi
+	if [ ! -f "$2/kmemleak" ]; then
+		record FAIL "$1kmemleak: scan ran"
+	elif [ -s "$2/kmemleak" ]; then
+		head -60 "$2/kmemleak"
+		record FAIL "$1kmemleak: no leaks"
+	else
+		record PASS "$1kmemleak: no leaks"
+	fi
+}
+
+# One boot of the debug kernel: its results, its verdict, its kernel log.
 # The watchdog stops a hung guest within minutes; the timeout only bounds
-# a run that keeps moving, which takes 20 to 45 minutes under TCG
-# depending on what else the host runs.
-mkdir -p "$out/guest"
-# SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.
+# a run that keeps moving.
+guest_run() { # label outdir timeout [vm.sh options] -- command...
+	local label=$1 gout=$2 gtimeout=$3
+	shift 3
+	mkdir -p "$gout"
+	"$TOP/scripts/vm.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
+		> "$gout.log" 2>&1
+	tail -n 150 "$gout.log"
+	if [ -f "$gout/verdict" ]; then
+		record FAIL "${label}guest: $(cat "$gout/verdict")"
+	else
+		record PASS "${label}guest: ran to the end (longest silence $(cat "$gout/longest-silence")s)"
+	fi
+	[ -f "$gout/results" ] && cat "$gout/results" >> "$results"
+	kernel_checks "$label" "$gout"
+}
+
+# SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.  The
+# whole suite takes 20 to 45 minutes under TCG depending on what else the
+# host runs.
 full=${SOFTRVT_FULL:-}
-"$TOP/scripts/vm.sh" -k "$kdir" -t $((full ? 4 * 3600 : 4500)) \
-	-o "$out/guest" -- env SOFTRVT_FULL="$full" \
-	scripts/guest/run-tests.sh > "$out/vm.log" 2>&1
-vm=$?
-tail -n 150 "$out/vm.log"
-if [ -f "$out/guest/verdict" ]; then
-	record FAIL "guest: $(cat "$out/guest/verdict")"
-else
-	record PASS "guest: ran to the end (longest silence $(cat "$out/guest/longest-silence")s)"
-fi
-[ -f "$out/guest/results" ] && cat "$out/guest/results" >> "$results"
+guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
+	env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh
+# ib_core.force_mr is read-only once booted: a boot of its own.
+guest_run "force_mr: " "$out/guest-force-mr" 900 -a ib_core.force_mr=1 -- \
+	env SOFTRVT_FULL="$full" scripts/guest/nvme-tests.sh force_mr
 
 # KUnit: each case line of the KTAP the module printed counts as a test.
 if [ -f "$out/guest/kunit.log" ]; then
@@ -95,25 +128,6 @@ if [ -f "$out/guest/kunit.log" ]; then
 	[ "$ncases" -gt 0 ] || record FAIL "kunit: cases found in the KTAP output"
 else
 	record FAIL "kunit: KTAP output collected"
-fi
-
-# The kernel's own checkers: any report fails the run.
-klog=$out/guest/dmesg
-[ -f "$klog" ] || klog=$out/guest/console.log
-pattern='WARNING:|BUG:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|Oops|Kernel panic|general protection fault|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON|INFO: lockdep is turned off|unreferenced object'
-if grep -E "$pattern" "$klog" > "$out/kernel-reports.log"; then
-	cat "$out/kernel-reports.log"
-	record FAIL "kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
-else
-	record PASS "kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
-fi
-if [ ! -f "$out/guest/kmemleak" ]; then
-	record FAIL "kmemleak: scan ran"
-elif [ -s "$out/guest/kmemleak" ]; then
-	head -60 "$out/guest/kmemleak"
-	record FAIL "kmemleak: no leaks"
-else
-	record PASS "kmemleak: no leaks"
 fi
 
 passed=$(grep -c '^PASS ' "$results")

@@ -3,7 +3,11 @@
 #
 # Boot the test kernel in QEMU and run one command in the guest.
 #
-# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-l] -- COMMAND...
+# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-a ARGS] [-l]
+#              -- COMMAND...
+#
+# -a adds ARGS to the guest kernel's command line (module parameters of
+# built-in code, such as ib_core.force_mr=1).
 #
 # -l (light) skips what only the tests of softrvt need: the modules copied
 # into the guest's /lib/modules and the kmemleak scan.
@@ -37,12 +41,14 @@ timeout=1200
 out=""
 cpu=max
 light=0
-while getopts "k:t:o:c:l" opt; do
+append=""
+while getopts "k:t:o:c:a:l" opt; do
 	case $opt in
 	k) kdir=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	o) out=$OPTARG ;;
 	c) cpu=$OPTARG ;;
+	a) append=$OPTARG ;;
 	l) light=1 ;;
 	*) exit 2 ;;
 	esac
@@ -122,7 +128,7 @@ boot() {
 		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
 		$(share softrvt "$TOP" ro) $(share out "$bout") \
 		$(share modroot "$kdir/modroot" ro) \
-		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4 log_buf_len=16M" \
+		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4 log_buf_len=16M${append:+ $append}" \
 		</dev/null > "$console" 2>&1 9>&- &
 	qpid=$!
 	echo "$qpid" > "$bout/qemu.pid"
