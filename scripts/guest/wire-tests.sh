@@ -258,6 +258,21 @@ srq64() { # LABEL SNS SDEV SADDR CNS CDEV CADDR
 not_in() { ! grep -q "$1" "$2"; }
 srq64 "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
 srq64 "rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
+# The stall showed when the machine was busy: again with every CPU taken
+# by a spinning process, so that the engines and softirqs wait their turn.
+hogs=()
+for _ in $(seq "$(nproc)"); do
+	sh -c 'while :; do :; done' &
+	hogs+=($!)
+done
+srq64 "srvt server, rxe client, CPUs hogged" \
+	ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
+if [ "${SOFTRVT_FULL:-}" ]; then
+	srq64 "rxe server, srvt client, CPUs hogged" \
+		init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
+fi
+kill "${hogs[@]}"
+wait "${hogs[@]}" 2>/dev/null || true
 
 for side in "init x0" "ns3 x1"; do
 	set -- $side
