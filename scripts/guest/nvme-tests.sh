@@ -6,19 +6,26 @@
 # (nvme-rdma) registers its buffers with IB_WR_REG_MR and invalidates them
 # with IB_WR_LOCAL_INV unless the target (nvmet-rdma) answered with a
 # SEND with Invalidate; neither module takes a device without fast
-# registration.  The target exports a memory-backed null_blk; the host
-# writes a few MiB, reads them back and the checksums must match.  nvme-cli
-# is not in the guest root: the target is configured through configfs,
-# the host connects through /dev/nvme-fabrics.  Writes PASS/FAIL lines to
-# $OUT/results.
+# registration.  The target exports a memory-backed null_blk, configured
+# through configfs; the host connects with nvme-cli and fio writes and
+# verifies (crc32c) random 4 KiB and sequential 1 MiB I/O.
+#
+# usage: nvme-tests.sh [force_mr]
+# Without argument: the target plain, then on an SRQ (nvmet-rdma
+# use_srq=1); then disconnect and `rdma link delete` under I/O.  With
+# force_mr, in a guest booted with ib_core.force_mr=1: the target's RDMA
+# READ/WRITE go through fast-registered MRs too.  Writes PASS/FAIL lines
+# to $OUT/results.
 set -u
 
 . scripts/guest/lib.sh
 
 NQN=nqn.2026-12.org.softrvt:nvme-frwr
 ADDR=198.18.41.1
-MIB=${SOFTRVT_NVME_MIB:-8}
 CFS=/sys/kernel/config/nvmet
+variant=${1:-}
+rand_mib=16 seq_mib=64
+[ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
 splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 
 log0=$(dmesg | wc -l)
@@ -31,12 +38,14 @@ nvme_dev() { # the namespace's block device, once there
 	return 1
 }
 
-target_up() {
+no_ctrl() { ! ls /sys/class/nvme 2>/dev/null | grep -q .; }
+
+target_up() { # [use_srq]
 	# The guest's init does not mount configfs.
 	{ mountpoint -q /sys/kernel/config ||
 		mount -t configfs configfs /sys/kernel/config; } &&
 		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-		modprobe nvmet-rdma &&
+		modprobe nvmet-rdma use_srq="${1:-0}" &&
 		mkdir "$CFS/subsystems/$NQN" &&
 		echo 1 > "$CFS/subsystems/$NQN/attr_allow_any_host" &&
 		mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
@@ -57,72 +66,125 @@ target_down() {
 		echo 0 > "$CFS/subsystems/$NQN/namespaces/1/enable"
 	rmdir "$CFS/subsystems/$NQN/namespaces/1" 2>/dev/null
 	rmdir "$CFS/subsystems/$NQN" 2>/dev/null
-	true
+	modprobe -r nvmet_rdma nvmet null_blk
 }
 
-connect() {
+connect() { # [nvme connect options]
 	modprobe nvme-rdma &&
-		timeout 120 sh -c "printf %s 'transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN' > /dev/nvme-fabrics"
+		timeout 120 nvme connect -t rdma -a "$ADDR" -s 4420 -n "$NQN" "$@" &&
+		wait_for 300 nvme_dev
 }
 
 disconnect() {
-	local c
+	timeout 120 nvme disconnect -n "$NQN" > /dev/null &&
+		wait_for 300 no_ctrl && return 0
+	# Say where it is stuck: the blocked tasks' stacks.
+	echo w > /proc/sysrq-trigger
+	dmesg | tail -n 80
+	return 1
+}
 
-	for c in /sys/class/nvme/nvme*; do
-		[ "$(cat "$c/transport" 2>/dev/null)" = rdma ] &&
-			echo 1 > "$c/delete_controller"
+# fio writes NAME's pattern and reads it back, crc32c in every block.
+# --thread: the guest kernel has no System V shared memory.
+fio_verify() { # name rw bs mib
+	timeout 600 fio --thread --name="$1" --filename="$(nvme_dev)" --direct=1 \
+		--ioengine=libaio --iodepth=16 --rw="$2" --bs="$3" \
+		--size="$4M" --verify=crc32c --verify_fatal=1 \
+		--output="/tmp/fio-$1.log" || { cat "/tmp/fio-$1.log"; return 1; }
+	grep -E '^ *(write|read):' "/tmp/fio-$1.log"
+}
+
+io_checks() { # label
+	check "nvme $1: fio random 4 KiB writes, $rand_mib MiB, verified" \
+		fio_verify rand4k randwrite 4k "$rand_mib"
+	check "nvme $1: fio sequential 1 MiB writes, $seq_mib MiB, verified" \
+		fio_verify seq1m write 1M "$seq_mib"
+}
+
+# Kernel MRs the target owns: none unless rdma_rw registers its pages.
+target_mrs() {
+	rdma resource show mr 2>/dev/null | grep -c 'comm \[nvmet_rdma\]'
+}
+
+# A run of I/O that outlives what is done to it; its status says how it
+# ended.  The device disappears under it: it must end, in error.
+busy_io() { # log
+	timeout 300 fio --thread --name=busy --filename="$(nvme_dev)" --direct=1 \
+		--ioengine=libaio --iodepth=8 --rw=randrw --bs=16k --size=64M \
+		--time_based --runtime=200 > "$1" 2>&1
+}
+
+io_moving() { # some I/O completed on the namespace
+	local d
+	d=$(nvme_dev) || return 1
+	[ "$(awk '{print $1 + $5}' "/sys/block/${d#/dev/}/stat")" -gt 100 ]
+}
+
+# Do CMD while fio runs; fio must then end within a minute.
+under_io() { # label cmd...
+	local label=$1 pid n=600
+	shift
+	busy_io /tmp/fio-busy.log &
+	pid=$!
+	check "nvme: I/O running before $label" wait_for 600 io_moving
+	check "nvme: $label under I/O" "$@"
+	while [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.1
+		n=$((n - 1))
 	done
-	wait_for 300 sh -c '! ls /sys/block | grep -q "^nvme"'
+	check "nvme: fio ends after $label" [ $n -gt 0 ]
+	kill "$pid" 2>/dev/null
+	wait "$pid"
+	echo "nvme: fio under $label ended with status $?"
 }
 
-remove_modules() {
-	local m
-
-	for m in nvme_rdma nvmet_rdma nvmet null_blk nvme_fabrics nvme_core; do
-		modprobe -r "$m" || return 1
-	done
+link_delete() {
+	rdma link delete softrvt7 && wait_for 600 no_ctrl
 }
 
-# Write $MIB MiB of random data in 1 MiB direct I/Os, then 4 KiB ones at
-# an odd offset, and read all of it back; compare checksums.
-io_round_trip() {
-	local dev=$1 want got
-
-	head -c $((MIB << 20)) /dev/urandom > /tmp/nvme.data
-	timeout 300 dd if=/tmp/nvme.data of="$dev" bs=1M oflag=direct \
-		status=none || return 1
-	timeout 300 dd if=/tmp/nvme.data of="$dev" bs=4k count=64 skip=3 \
-		seek=$(((MIB << 8) + 7)) oflag=direct status=none || return 1
-	want=$( (cat /tmp/nvme.data; dd if=/tmp/nvme.data bs=4k count=64 \
-		skip=3 status=none) | sha256sum)
-	got=$( (timeout 300 dd if="$dev" bs=1M count="$MIB" iflag=direct \
-		status=none; timeout 300 dd if="$dev" bs=4k count=64 \
-		skip=$(((MIB << 8) + 7)) iflag=direct status=none) | sha256sum)
-	echo "nvme: want $want, read $got"
-	[ "$want" = "$got" ]
-}
-
-echo "== NVMe over Fabrics (RDMA) on softrvt"
+echo "== NVMe over Fabrics (RDMA) on softrvt${variant:+ ($variant)}"
 veth n0 n1
 ip addr add "$ADDR/24" dev n0
 check "nvme: softrvt device on n0" rdma link add softrvt7 type softrvt netdev n0
 check "nvme: port ACTIVE" wait_for 50 state_is softrvt7 ACTIVE
-check "nvme: target configured (null_blk, nvmet-rdma on $ADDR:4420)" target_up
-check "nvme: host connects through /dev/nvme-fabrics" connect
-check "nvme: namespace appears" wait_for 300 nvme_dev
-dev=$(nvme_dev)
-if [ -n "$dev" ]; then
-	check "nvme: $MIB MiB and 64 x 4 KiB written and read back intact" \
-		io_round_trip "$dev"
+
+if [ "$variant" = force_mr ]; then
+	check "nvme force_mr: booted with ib_core.force_mr=1" \
+		grep -qw ib_core.force_mr=1 /proc/cmdline
+	check "nvme force_mr: target configured" target_up
+	check "nvme force_mr: host connects" connect
+	n=$(target_mrs)
+	echo "nvme force_mr: the target holds $n MRs"
+	check "nvme force_mr: the target registers MRs" [ "$n" -gt 0 ]
+	io_checks force_mr
+	check "nvme force_mr: disconnect" disconnect
+	check "nvme force_mr: target removed" target_down
 else
-	fail "nvme: $MIB MiB and 64 x 4 KiB written and read back intact"
+	check "nvme: target configured (null_blk, nvmet-rdma on $ADDR:4420)" \
+		target_up
+	check "nvme: host connects with nvme-cli" connect
+	check "nvme: the target registers no MR without force_mr" \
+		[ "$(target_mrs)" = 0 ]
+	io_checks plain
+	check "nvme: disconnect" disconnect
+	check "nvme: target removed" target_down
+
+	check "nvme use_srq: target on an SRQ" target_up 1
+	check "nvme use_srq: use_srq is on" \
+		grep -qx Y /sys/module/nvmet_rdma/parameters/use_srq
+	check "nvme use_srq: host connects" connect
+	io_checks use_srq
+
+	under_io disconnect disconnect
+	# The host keeps trying to reconnect for ctrl-loss-tmo, then gives up.
+	check "nvme: host connects again" connect --ctrl-loss-tmo=8 \
+		--reconnect-delay=2
+	under_io "rdma link delete" link_delete
+	check "nvme: target removed after its device" target_down
 fi
-check "nvme: disconnect" disconnect
-target_down
-check "nvme: modules removed" remove_modules
-rdma link delete softrvt7
+check "nvme: host modules removed" modprobe -r nvme_rdma nvme_fabrics
+has_ibdev softrvt7 && rdma link delete softrvt7
 ip link del n0
-rm -f /tmp/nvme.data
 splats=$(dmesg | tail -n +"$((log0 + 1))" | grep -E "$splat_re")
 [ -n "$splats" ] && printf '%s\n' "$splats"
 check "nvme: no kernel splat" [ -z "$splats" ]

@@ -109,9 +109,11 @@ rmmod softrvt
 
 scripts/guest/fault-tests.sh
 
-# The kernel's NVMe/RDMA host and target on one device; before the wire
-# tests too, as it holds UDP 4791 in the initial namespace meanwhile.
+# The kernel's NVMe/RDMA host and target, then NFS over RDMA, each on one
+# device; before the wire tests too, as they hold UDP 4791 in the initial
+# namespace meanwhile.  The force_mr variant of NVMe needs its own boot.
 scripts/guest/nvme-tests.sh
+scripts/guest/nfs-tests.sh
 rmmod softrvt
 
 # Last: rxe binds UDP 4791 in the initial namespace when it loads, which
