@@ -51,10 +51,72 @@ u32 rvt_mr_make_key(u32 index)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_mr_make_key);
 
+/**
+ * rvt_key_alloc - reserve an index of mr_xa and make a key for it
+ * @rdi: the device
+ * @key: set to the new key
+ *
+ * The index finds nothing until rvt_key_set() publishes what it names.
+ * Process context.
+ *
+ * Return: 0, -EBUSY when no index is free, or -ENOMEM.
+ */
+int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key)
+{
+	u32 index;
+	int ret;
+
+	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
+			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
+			      &rdi->next_mr_index, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	*key = rvt_mr_make_key(index);
+	return 0;
+}
+
+/**
+ * rvt_key_set - publish what a key of rvt_key_alloc() names
+ * @rdi: the device
+ * @key: the key
+ * @entry: the struct rvt_mr
+ */
+void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry)
+{
+	/* The index is reserved: storing there allocates nothing. */
+	xa_store(&rdi->mr_xa, rvt_key_index(key), entry, GFP_KERNEL);
+}
+
+/**
+ * rvt_key_free - unpublish a key's index and free it
+ * @rdi: the device
+ * @key: the key
+ *
+ * Lookups under RCU may still see the entry until a grace period ends.
+ */
+void rvt_key_free(struct rvt_dev_info *rdi, u32 key)
+{
+	xa_erase(&rdi->mr_xa, rvt_key_index(key));
+}
+
+/**
+ * rvt_key_find - the entry of mr_xa a key's index names
+ * @rdi: the device
+ * @key: the key; only its index is looked at
+ *
+ * The caller holds rcu_read_lock().
+ *
+ * Return: the MR, or NULL.
+ */
+void *rvt_key_find(struct rvt_dev_info *rdi, u32 key)
+{
+	return xa_load(&rdi->mr_xa, rvt_key_index(key));
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_key_find);
+
 static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 {
 	struct rvt_mr *mr;
-	u32 index;
 	int ret;
 
 	if (atomic_inc_return(&rdi->n_mrs) > RVT_MAX_MR) {
@@ -72,12 +134,9 @@ static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 	mr->access = access;
 	mr->valid = true;
 	/* Reserve the index now; the MR is published once complete. */
-	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
-			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
-			      &rdi->next_mr_index, GFP_KERNEL);
-	if (ret < 0)
+	ret = rvt_key_alloc(rdi, &mr->key);
+	if (ret)
 		goto err_free;
-	mr->key = rvt_mr_make_key(index);
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	return mr;
@@ -89,14 +148,9 @@ err_count:
 	return ERR_PTR(ret);
 }
 
-static void rvt_publish_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
-{
-	xa_store(&rdi->mr_xa, rvt_key_index(mr->key), mr, GFP_KERNEL);
-}
-
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_erase(&rdi->mr_xa, rvt_key_index(mr->key));
+	rvt_key_free(rdi, mr->key);
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
@@ -142,13 +196,21 @@ static bool rvt_mr_allows(struct rvt_mr *m, struct ib_pd *pd, u32 key,
 	return ok;
 }
 
-/* The MR whose index @key carries, referenced; its key is not checked. */
-static struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
+/**
+ * rvt_mr_get - the MR whose index a key carries, with a reference
+ * @rdi: the device
+ * @key: the key; only its index is looked at
+ *
+ * Any context.
+ *
+ * Return: the MR for rvt_put_mr(), or NULL if the index names none.
+ */
+struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
 {
 	struct rvt_mr *m;
 
 	rcu_read_lock();
-	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
+	m = rvt_key_find(rdi, key);
 	if (m && !refcount_inc_not_zero(&m->refcount))
 		m = NULL;
 	rcu_read_unlock();
@@ -279,7 +341,7 @@ struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_CAST(mr);
 	mr->ibmr.pd = ibpd;
 	mr->length = U64_MAX;
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_get_dma_mr);
@@ -346,7 +408,7 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_PTR(ret);
 	}
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 
@@ -402,7 +464,7 @@ struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 	mr->fr_max = max_num_sg;
 	mr->valid = false;
 	mr->ibmr.pd = ibpd;
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_alloc_mr);

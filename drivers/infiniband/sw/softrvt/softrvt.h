@@ -506,6 +506,11 @@ bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
 
 /* mr.c */
 u32 rvt_mr_make_key(u32 index);
+int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key);
+void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry);
+void rvt_key_free(struct rvt_dev_info *rdi, u32 key);
+void *rvt_key_find(struct rvt_dev_info *rdi, u32 key);
+struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key);
 int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		  struct rvt_mr **mr);
 void rvt_put_mr(struct rvt_mr *mr);
