@@ -492,7 +492,7 @@ static void reg_mr_errors(struct kunit *test)
 					      IB_ACCESS_REMOTE_WRITE),
 			IB_WC_MW_BIND_ERR);
 	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key,
-					      IB_ACCESS_MW_BIND),
+					      IB_ZERO_BASED),
 			IB_WC_MW_BIND_ERR);
 	/* Not a fast-registration MR. */
 	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, &plain, key, 0),
