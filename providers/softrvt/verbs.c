@@ -279,6 +279,33 @@ int softrvt_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * The ring's wc_flags are the kernel's enum ib_wc_flags, as ib_uverbs'
+ * poll_cq would pass them.  libibverbs numbers its own differently from
+ * bit 2 on (there the kernel's WITH_INVALIDATE would read as
+ * IBV_WC_IP_CSUM_OK), and has nothing for the kernel's SMAC, VLAN and
+ * network header type: those are dropped.
+ */
+#define SOFTRVT_KWC_GRH		(1U << 0)
+#define SOFTRVT_KWC_WITH_IMM	(1U << 1)
+#define SOFTRVT_KWC_WITH_INV	(1U << 2)
+#define SOFTRVT_KWC_IP_CSUM_OK	(1U << 3)
+
+static unsigned int softrvt_wc_flags(uint32_t kflags)
+{
+	unsigned int flags = 0;
+
+	if (kflags & SOFTRVT_KWC_GRH)
+		flags |= IBV_WC_GRH;
+	if (kflags & SOFTRVT_KWC_WITH_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	if (kflags & SOFTRVT_KWC_WITH_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (kflags & SOFTRVT_KWC_IP_CSUM_OK)
+		flags |= IBV_WC_IP_CSUM_OK;
+	return flags;
+}
+
 static void softrvt_copy_wc(struct ibv_wc *wc, const struct ib_uverbs_wc *uwc)
 {
 	wc->wr_id = uwc->wr_id;
@@ -290,7 +317,7 @@ static void softrvt_copy_wc(struct ibv_wc *wc, const struct ib_uverbs_wc *uwc)
 	wc->imm_data = uwc->ex.imm_data;
 	wc->qp_num = uwc->qp_num;
 	wc->src_qp = uwc->src_qp;
-	wc->wc_flags = uwc->wc_flags;
+	wc->wc_flags = softrvt_wc_flags(uwc->wc_flags);
 	wc->pkey_index = uwc->pkey_index;
 	wc->slid = uwc->slid;
 	wc->sl = uwc->sl;
