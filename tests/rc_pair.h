@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Two sides and RC QP pairs between them, shared by the tests that drive
- * a requester A and a responder B from one process (wire_errors):
+ * a requester A and a responder B from one process (wire_errors, wire_mw):
  * each side is a device with a PD, a CQ and a BUF_SIZE-byte MR; each pair
  * is a fresh RC QP on each side, connected to the other.  A and B may be
  * two devices (every packet crosses the wire) or one (the same-device
