@@ -43,6 +43,9 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.dealloc_pd = softrvt_dealloc_pd,
 	.reg_mr = softrvt_reg_mr,
 	.dereg_mr = softrvt_dereg_mr,
+	.alloc_mw = softrvt_alloc_mw,
+	.dealloc_mw = softrvt_dealloc_mw,
+	.bind_mw = softrvt_bind_mw,
 
 	.create_cq = softrvt_create_cq,
 	.poll_cq = softrvt_poll_cq,

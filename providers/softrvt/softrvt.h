@@ -137,6 +137,10 @@ int softrvt_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
 int softrvt_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *softrvt_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int softrvt_dealloc_mw(struct ibv_mw *mw);
+int softrvt_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind);
 
 struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 				 struct ibv_comp_channel *channel,

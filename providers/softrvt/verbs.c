@@ -4,7 +4,8 @@
  *
  * Everything but the fast paths is a kernel command.  poll_cq reads the
  * mmapped CQ ring; post_recv and post_srq_recv write the mmapped receive
- * ring.  post_send always goes through the kernel.
+ * ring.  post_send always goes through the kernel, and so does
+ * ibv_bind_mw(), as a send WR.
  *
  * Functions returning int return 0 or a positive errno value, as
  * libibverbs expects; those returning a pointer return NULL with errno
@@ -278,6 +279,33 @@ int softrvt_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/*
+ * The ring's wc_flags are the kernel's enum ib_wc_flags, as ib_uverbs'
+ * poll_cq would pass them.  libibverbs numbers its own differently from
+ * bit 2 on (there the kernel's WITH_INVALIDATE would read as
+ * IBV_WC_IP_CSUM_OK), and has nothing for the kernel's SMAC, VLAN and
+ * network header type: those are dropped.
+ */
+#define SOFTRVT_KWC_GRH		(1U << 0)
+#define SOFTRVT_KWC_WITH_IMM	(1U << 1)
+#define SOFTRVT_KWC_WITH_INV	(1U << 2)
+#define SOFTRVT_KWC_IP_CSUM_OK	(1U << 3)
+
+static unsigned int softrvt_wc_flags(uint32_t kflags)
+{
+	unsigned int flags = 0;
+
+	if (kflags & SOFTRVT_KWC_GRH)
+		flags |= IBV_WC_GRH;
+	if (kflags & SOFTRVT_KWC_WITH_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	if (kflags & SOFTRVT_KWC_WITH_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (kflags & SOFTRVT_KWC_IP_CSUM_OK)
+		flags |= IBV_WC_IP_CSUM_OK;
+	return flags;
+}
+
 static void softrvt_copy_wc(struct ibv_wc *wc, const struct ib_uverbs_wc *uwc)
 {
 	wc->wr_id = uwc->wr_id;
@@ -289,7 +317,7 @@ static void softrvt_copy_wc(struct ibv_wc *wc, const struct ib_uverbs_wc *uwc)
 	wc->imm_data = uwc->ex.imm_data;
 	wc->qp_num = uwc->qp_num;
 	wc->src_qp = uwc->src_qp;
-	wc->wc_flags = uwc->wc_flags;
+	wc->wc_flags = softrvt_wc_flags(uwc->wc_flags);
 	wc->pkey_index = uwc->pkey_index;
 	wc->slid = uwc->slid;
 	wc->sl = uwc->sl;
@@ -639,10 +667,139 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+static bool softrvt_wr_is_mw(const struct ibv_send_wr *wr)
+{
+	return wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV;
+}
+
+/*
+ * Post a BIND_MW or LOCAL_INV, which the kernel's post_send command does
+ * not carry, with softrvt's own method; @rkey is the window's new key, or
+ * the key to invalidate.
+ */
+static int softrvt_post_mw_wr(struct ibv_qp *ibqp,
+			      const struct ibv_send_wr *wr, uint32_t rkey)
+{
+	DECLARE_COMMAND_BUFFER(cmd, UVERBS_OBJECT_QP,
+			       SOFTRVT_METHOD_QP_POST_MW_WR, 2);
+	struct softrvt_mw_wr mw_wr = {
+		.wr_id = wr->wr_id,
+		.send_flags = wr->send_flags,
+		.rkey = rkey,
+	};
+
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *info = &wr->bind_mw.bind_info;
+
+		mw_wr.opcode = IB_UVERBS_WR_BIND_MW;
+		mw_wr.mr_lkey = info->mr ? info->mr->lkey : 0;
+		mw_wr.addr = info->addr;
+		mw_wr.length = info->length;
+		mw_wr.access = info->mw_access_flags;
+	} else {
+		mw_wr.opcode = IB_UVERBS_WR_LOCAL_INV;
+	}
+	fill_attr_in_obj(cmd, SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE, ibqp->handle);
+	fill_attr_in_ptr(cmd, SOFTRVT_ATTR_POST_MW_WR_WR, &mw_wr);
+	return execute_ioctl(ibqp->context, cmd);
+}
+
+/*
+ * The kernel takes most WRs with its post_send command, in one call for
+ * the list; BIND_MW and LOCAL_INV go one by one with softrvt's method.
+ * A list holding both is posted a WR at a time, in order, so that the
+ * send queue holds them as the list has them; the caller's list is not
+ * touched.
+ */
 int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr)
 {
-	return ibv_cmd_post_send(ibqp, wr, bad_wr);
+	struct ibv_send_wr *w, one, *bad;
+	int ret;
+
+	for (w = wr; w && !softrvt_wr_is_mw(w); w = w->next)
+		;
+	if (!w)
+		return ibv_cmd_post_send(ibqp, wr, bad_wr);
+
+	for (w = wr; w; w = w->next) {
+		if (w->opcode == IBV_WR_BIND_MW) {
+			ret = softrvt_post_mw_wr(ibqp, w, w->bind_mw.rkey);
+		} else if (w->opcode == IBV_WR_LOCAL_INV) {
+			ret = softrvt_post_mw_wr(ibqp, w, w->invalidate_rkey);
+		} else {
+			one = *w;
+			one.next = NULL;
+			ret = ibv_cmd_post_send(ibqp, &one, &bad);
+		}
+		if (ret) {
+			*bad_wr = w;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+struct ibv_mw *softrvt_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int softrvt_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
+/*
+ * ibv_bind_mw() of a type 1 window (libibverbs checked the type) is a
+ * BIND_MW WR with the window's next key.  The key is the window's from
+ * now on, as the caller expects; should the WR complete with an error, the
+ * caller puts the old one back, as with every provider.
+ */
+int softrvt_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	int ret;
+
+	if (mw_bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EINVAL;
+	ret = softrvt_post_mw_wr(ibqp, &wr, wr.bind_mw.rkey);
+	if (ret)
+		return ret;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 static uint32_t softrvt_qp_state(const struct softrvt_qp *qp)

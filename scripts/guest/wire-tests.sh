@@ -117,6 +117,14 @@ cat "$OUT/wire/errors.tap"
 tap_results "wire errors" "$OUT/wire/errors.tap"
 check "wire errors: exits 0" [ "$erc" = 0 ]
 
+echo "== wire: memory windows"
+timeout 300 tests/wire_mw softrvt1 "$ig1" softrvt2 "$ig2" \
+	> "$OUT/wire/mw.tap" 2>&1
+mwrc=$?
+cat "$OUT/wire/mw.tap"
+tap_results "wire mw" "$OUT/wire/mw.tap"
+check "wire mw: exits 0" [ "$mwrc" = 0 ]
+
 echo "== wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
 	"$ig1" ns1 w0 w1 > "$OUT/wire/malformed.tap" 2>&1

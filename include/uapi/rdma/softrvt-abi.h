@@ -11,6 +11,7 @@
 #define SOFTRVT_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define SOFTRVT_UVERBS_ABI_VERSION	1
 
@@ -54,6 +55,42 @@ struct softrvt_create_qp_resp {
  */
 struct softrvt_qp_state {
 	__u32 state;
+};
+
+/*
+ * ib_uverbs' post_send carries neither IB_UVERBS_WR_BIND_MW (of
+ * ibv_bind_mw() and IBV_WR_BIND_MW) nor IB_UVERBS_WR_LOCAL_INV.  The
+ * provider posts each such WR with the driver method
+ * SOFTRVT_METHOD_QP_POST_MW_WR of the QP object; it joins the send queue
+ * after the WRs posted before it, and runs and completes in that order.
+ * The method fails as post_send would (EINVAL, ENOMEM for a full send
+ * queue); the keys, the range and the rights are checked when the WR
+ * runs, and a WR they do not allow completes with an error.
+ */
+enum softrvt_qp_methods {
+	SOFTRVT_METHOD_QP_POST_MW_WR = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum softrvt_post_mw_wr_attrs {
+	SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTRVT_ATTR_POST_MW_WR_WR,	/* struct softrvt_mw_wr */
+};
+
+struct softrvt_mw_wr {
+	__aligned_u64 wr_id;
+	__u32 opcode;		/* IB_UVERBS_WR_BIND_MW or _LOCAL_INV */
+	__u32 send_flags;	/* IB_UVERBS_SEND_SIGNALED and the like */
+	/*
+	 * BIND_MW: the window's new rkey, which names the window: only its
+	 * low byte may differ from the window's key.  LOCAL_INV: the rkey
+	 * to invalidate.
+	 */
+	__u32 rkey;
+	__u32 mr_lkey;		/* BIND_MW: the MR's lkey */
+	__aligned_u64 addr;	/* BIND_MW: the window's first byte in the MR */
+	__aligned_u64 length;	/* BIND_MW: 0 unbinds a type 1 window */
+	__u32 access;		/* BIND_MW: IB_UVERBS_ACCESS_REMOTE_* */
+	__u32 reserved;		/* 0 */
 };
 
 #endif /* SOFTRVT_ABI_USER_H */

@@ -37,7 +37,9 @@ static int rvt_query_device(struct ib_device *ibdev,
 				  IB_DEVICE_SYS_IMAGE_GUID |
 				  IB_DEVICE_RC_RNR_NAK_GEN |
 				  IB_DEVICE_PORT_ACTIVE_EVENT |
-				  IB_DEVICE_MEM_MGT_EXTENSIONS;
+				  IB_DEVICE_MEM_MGT_EXTENSIONS |
+				  IB_DEVICE_MEM_WINDOW |
+				  IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	props->max_send_sge = RVT_MAX_SGE;
 	props->max_recv_sge = RVT_MAX_SGE;
@@ -45,6 +47,7 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->max_cq = RVT_MAX_CQ;
 	props->max_cqe = RVT_MAX_CQE;
 	props->max_mr = RVT_MAX_MR;
+	props->max_mw = RVT_MAX_MW;
 	props->max_fast_reg_page_list_len = RVT_MAX_FAST_REG_PAGES;
 	props->max_pd = RVT_MAX_PD;
 	props->max_srq = RVT_MAX_SRQ;
@@ -285,6 +288,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 
 	.alloc_hw_port_stats = rvt_alloc_hw_port_stats,
 	.alloc_mr = rvt_alloc_mr,
+	.alloc_mw = rvt_alloc_mw,
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.create_ah = rvt_create_ah,
@@ -293,6 +297,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.create_qp = rvt_create_qp,
 	.create_srq = rvt_create_srq,
 	.dealloc_driver = rvt_dealloc_driver,
+	.dealloc_mw = rvt_dealloc_mw,
 	.dealloc_pd = rvt_dealloc_pd,
 	.dealloc_ucontext = rvt_dealloc_ucontext,
 	.dereg_mr = rvt_dereg_mr,
@@ -326,6 +331,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rvt_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rvt_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, rvt_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, rvt_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, rvt_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rvt_srq, ibsrq),
@@ -396,6 +402,8 @@ int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    rdi->ndev->dev_addr);
 	ib_set_device_ops(ibdev, &rvt_dev_ops);
+	/* The memory window WRs ib_uverbs' post_send does not carry. */
+	ibdev->driver_def = rvt_uapi_defs;
 
 	ret = ib_device_set_netdev(ibdev, rdi->ndev, 1);
 	if (ret)

@@ -17,6 +17,11 @@
  * executes in send queue order; IB_WR_LOCAL_INV or a peer's SEND with
  * Invalidate make it invalid again.  None of it sleeps or allocates: the
  * NVMe and NFS clients post these from any context.
+ *
+ * Memory windows (mw.c) take their keys from the same indices: an entry
+ * of mr_xa is an MR, or a window tagged RVT_KEY_MW, which no MR lookup
+ * finds.  An MR with windows bound to it is neither invalidated nor
+ * deregistered.
  */
 
 #include <linux/highmem.h>
@@ -29,7 +34,7 @@
 #define RVT_KEY_INDEX_BITS	17
 #define RVT_MR_INDEX_MAX	((1U << RVT_KEY_INDEX_BITS) - 1)
 #define RVT_KEY_TAG_SHIFT	(RVT_KEY_INDEX_SHIFT + RVT_KEY_INDEX_BITS)
-static_assert(RVT_MAX_MR < RVT_MR_INDEX_MAX);
+static_assert(RVT_MAX_MR + RVT_MAX_MW <= RVT_MR_INDEX_MAX);
 
 static u32 rvt_key_index(u32 key)
 {
@@ -37,7 +42,7 @@ static u32 rvt_key_index(u32 key)
 }
 
 /**
- * rvt_mr_make_key - a new key for the MR at an index of mr_xa
+ * rvt_mr_make_key - a new key for the MR or window at an index of mr_xa
  * @index: the index, 1 to RVT_MR_INDEX_MAX
  *
  * Return: the key, with a random tag and variant.
@@ -51,10 +56,73 @@ u32 rvt_mr_make_key(u32 index)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_mr_make_key);
 
+/**
+ * rvt_key_alloc - reserve an index of mr_xa and make a key for it
+ * @rdi: the device
+ * @key: set to the new key
+ *
+ * The index finds nothing until rvt_key_set() publishes the MR or the
+ * window.  Process context.
+ *
+ * Return: 0, -EBUSY when no index is free, or -ENOMEM.
+ */
+int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key)
+{
+	u32 index;
+	int ret;
+
+	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
+			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
+			      &rdi->next_mr_index, GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	*key = rvt_mr_make_key(index);
+	return 0;
+}
+
+/**
+ * rvt_key_set - publish what a key of rvt_key_alloc() names
+ * @rdi: the device
+ * @key: the key
+ * @entry: a struct rvt_mr, or a struct rvt_mw tagged with
+ *	   xa_tag_pointer(mw, RVT_KEY_MW)
+ */
+void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry)
+{
+	/* The index is reserved: storing there allocates nothing. */
+	xa_store(&rdi->mr_xa, rvt_key_index(key), entry, GFP_KERNEL);
+}
+
+/**
+ * rvt_key_free - unpublish a key's index and free it
+ * @rdi: the device
+ * @key: the key
+ *
+ * Lookups under RCU may still see the entry until a grace period ends.
+ */
+void rvt_key_free(struct rvt_dev_info *rdi, u32 key)
+{
+	xa_erase(&rdi->mr_xa, rvt_key_index(key));
+}
+
+/**
+ * rvt_key_find - the entry of mr_xa a key's index names
+ * @rdi: the device
+ * @key: the key; only its index is looked at
+ *
+ * The caller holds rcu_read_lock().
+ *
+ * Return: an MR, a window tagged RVT_KEY_MW, or NULL.
+ */
+void *rvt_key_find(struct rvt_dev_info *rdi, u32 key)
+{
+	return xa_load(&rdi->mr_xa, rvt_key_index(key));
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_key_find);
+
 static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 {
 	struct rvt_mr *mr;
-	u32 index;
 	int ret;
 
 	if (atomic_inc_return(&rdi->n_mrs) > RVT_MAX_MR) {
@@ -72,12 +140,9 @@ static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 	mr->access = access;
 	mr->valid = true;
 	/* Reserve the index now; the MR is published once complete. */
-	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
-			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
-			      &rdi->next_mr_index, GFP_KERNEL);
-	if (ret < 0)
+	ret = rvt_key_alloc(rdi, &mr->key);
+	if (ret)
 		goto err_free;
-	mr->key = rvt_mr_make_key(index);
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	return mr;
@@ -89,14 +154,9 @@ err_count:
 	return ERR_PTR(ret);
 }
 
-static void rvt_publish_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
-{
-	xa_store(&rdi->mr_xa, rvt_key_index(mr->key), mr, GFP_KERNEL);
-}
-
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	xa_erase(&rdi->mr_xa, rvt_key_index(mr->key));
+	rvt_key_free(rdi, mr->key);
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
@@ -142,13 +202,24 @@ static bool rvt_mr_allows(struct rvt_mr *m, struct ib_pd *pd, u32 key,
 	return ok;
 }
 
-/* The MR whose index @key carries, referenced; its key is not checked. */
-static struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
+/**
+ * rvt_mr_get - the MR whose index a key carries, with a reference
+ * @rdi: the device
+ * @key: the key; only its index is looked at
+ *
+ * Any context.
+ *
+ * Return: the MR for rvt_put_mr(), or NULL if the index names none (a
+ * memory window's key names none).
+ */
+struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
 {
 	struct rvt_mr *m;
+	void *entry;
 
 	rcu_read_lock();
-	m = xa_load(&rdi->mr_xa, rvt_key_index(key));
+	entry = rvt_key_find(rdi, key);
+	m = xa_pointer_tag(entry) ? NULL : entry;
 	if (m && !refcount_inc_not_zero(&m->refcount))
 		m = NULL;
 	rcu_read_unlock();
@@ -279,7 +350,7 @@ struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access)
 		return ERR_CAST(mr);
 	mr->ibmr.pd = ibpd;
 	mr->length = U64_MAX;
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_get_dma_mr);
@@ -346,7 +417,7 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return ERR_PTR(ret);
 	}
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 
@@ -356,15 +427,26 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * @udata: unused
  *
  * Waits for transfers using the MR to finish before unpinning its pages.
- * Process context.
+ * An MR with memory windows bound to it stays (IBA 10.6.7.2.6): ib_core
+ * keeps its handle, and the cleanup of a process deallocates the windows
+ * and then tries again.  Process context.
  *
- * Return: 0.
+ * Return: 0, or -EBUSY while windows are bound to it.
  */
 int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
 	struct ib_umem *umem = mr->umem;
+	unsigned long flags;
+	bool busy;
 
+	/* A bind that found the MR before this must see it going. */
+	spin_lock_irqsave(&mr->lock, flags);
+	busy = mr->n_mws;
+	mr->dying = !busy;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	if (busy)
+		return -EBUSY;
 	rvt_free_mr(ib_to_rvt(ibmr->device), mr);
 	ib_umem_release(umem);
 	return 0;
@@ -402,7 +484,7 @@ struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 	mr->fr_max = max_num_sg;
 	mr->valid = false;
 	mr->ibmr.pd = ibpd;
-	rvt_publish_mr(rdi, mr);
+	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_alloc_mr);
@@ -449,7 +531,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_map_mr_sg);
 
 /* The rights a fast registration may grant; optional ones are ignored. */
 #define RVT_FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 /**
  * rvt_mr_fast_reg - execute IB_WR_REG_MR
@@ -520,7 +603,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mr_fast_reg);
  * context.
  *
  * Return: 0; -EACCES if @key names no MR of @pd, -EINVAL if it names one
- * that is not a fast-registration MR.
+ * that is not a fast-registration MR, -EBUSY if memory windows are bound
+ * to it.
  */
 int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
 {
@@ -537,6 +621,8 @@ int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
 		ret = -EACCES;
 	else if (!m->fr_pages)
 		ret = -EINVAL;
+	else if (m->n_mws)
+		ret = -EBUSY;
 	else
 		m->valid = false;
 	spin_unlock_irqrestore(&m->lock, flags);
@@ -549,22 +635,24 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mr_invalidate);
  * rvt_wqe_is_local_op - whether a send WQE acts on this device only
  * @wqe: the WQE
  *
- * Return: true for IB_WR_REG_MR and IB_WR_LOCAL_INV, which send nothing.
+ * Return: true for IB_WR_REG_MR, IB_WR_LOCAL_INV and IB_WR_BIND_MW, which
+ * send nothing.
  */
 bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe)
 {
-	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV;
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV ||
+	       wqe->opcode == IB_WR_BIND_MW;
 }
 
 /**
- * rvt_local_op - execute IB_WR_REG_MR or IB_WR_LOCAL_INV
+ * rvt_local_op - execute IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW
  * @qp: the QP, from its send engine, in send queue order
  * @wqe: the WQE; executed once, even if the requester goes back over it
  *
  * Return: the WQE's completion status; an error moves the QP to ERR.
- * LOCAL_INV fails with IB_WC_LOC_PROT_ERR for a key that names no MR of
- * the QP's PD, as rdmavt's does, and IB_WC_MW_BIND_ERR for one that
- * cannot be invalidated.
+ * LOCAL_INV fails with IB_WC_LOC_PROT_ERR for a key that names no MR or
+ * window of the QP's PD, as rdmavt's does, and IB_WC_MW_BIND_ERR for one
+ * that cannot be invalidated.
  */
 enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
 {
@@ -572,7 +660,9 @@ enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
 	if (wqe->opcode == IB_WR_REG_MR)
 		return rvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
 				       wqe->reg_access);
-	switch (rvt_mr_invalidate(qp->ibqp.pd, wqe->rkey)) {
+	if (wqe->opcode == IB_WR_BIND_MW)
+		return rvt_mw_bind(qp, wqe);
+	switch (rvt_rkey_invalidate(qp, wqe->rkey)) {
 	case 0:
 		return IB_WC_SUCCESS;
 	case -EACCES:

@@ -689,14 +689,27 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
 	rvt_qp_unpublish(rdi, qp);
+	rvt_mw_unbind_qp(qp);
 	rvt_qp_free_queues(qp);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
 	return 0;
 }
 
-static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr)
+/* WRs that send nothing: no payload, never inline. */
+static bool rvt_wr_is_local_op(const struct ib_send_wr *wr)
 {
+	return wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV ||
+	       wr->opcode == IB_WR_BIND_MW;
+}
+
+/* @bind: IB_WR_BIND_MW is allowed, @wr is then in a struct rvt_bind_wr. */
+static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr,
+			     bool bind)
+{
+	if (wr->opcode == IB_WR_BIND_MW)
+		return bind && (qp->ibqp.qp_type == IB_QPT_RC ||
+				qp->ibqp.qp_type == IB_QPT_UC) ? 0 : -EINVAL;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		switch (wr->opcode) {
@@ -752,7 +765,7 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 	int i;
 
 	*len = 0;
-	if (wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV)
+	if (rvt_wr_is_local_op(wr))
 		return 0;
 	for (i = 0; i < wr->num_sge; i++)
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
@@ -811,6 +824,18 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		wqe->rkey = reg_wr(wr)->key;
 		wqe->num_sge = 0;
 		return;
+	case IB_WR_BIND_MW: {
+		const struct rvt_bind_wr *bind =
+			container_of(wr, struct rvt_bind_wr, wr);
+
+		wqe->rkey = bind->rkey;
+		wqe->bind_lkey = bind->mr_lkey;
+		wqe->remote_addr = bind->addr;
+		wqe->bind_len = bind->length;
+		wqe->reg_access = bind->access;
+		wqe->num_sge = 0;
+		return;
+	}
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -861,21 +886,9 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	wqe->num_sge = wr->num_sge;
 }
 
-/**
- * rvt_post_send - post send WRs (ib_device_ops.post_send)
- * @ibqp: the QP
- * @wr: the first WR
- * @bad_wr: set to the first WR not posted
- *
- * Each WR is checked and copied into the send queue; the send engine then
- * runs them in order.  Allowed in RTS, in SQD (run after the return to
- * RTS), and in SQE and ERR (flushed).  Any context for kernel QPs.
- *
- * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
- * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
- */
-int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		  const struct ib_send_wr **bad_wr)
+/* Post a list of WRs; @bind: as in rvt_check_send_wr(). */
+static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			const struct ib_send_wr **bad_wr, bool bind)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
@@ -886,12 +899,11 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	for (; wr; wr = wr->next) {
 		bool is_inline = (wr->send_flags & IB_SEND_INLINE) &&
 				 wr->opcode != IB_WR_RDMA_READ &&
-				 wr->opcode != IB_WR_REG_MR &&
-				 wr->opcode != IB_WR_LOCAL_INV;
+				 !rvt_wr_is_local_op(wr);
 		enum ib_qp_state state;
 		u32 next, len;
 
-		ret = rvt_check_send_wr(qp, wr);
+		ret = rvt_check_send_wr(qp, wr, bind);
 		if (!ret)
 			ret = rvt_send_wr_length(wr, &len);
 		/* A UD message is one packet: no larger than the path MTU. */
@@ -934,7 +946,48 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	rvt_schedule_send(qp);
 	return ret;
 }
+
+/**
+ * rvt_post_send - post send WRs (ib_device_ops.post_send)
+ * @ibqp: the QP
+ * @wr: the first WR
+ * @bad_wr: set to the first WR not posted
+ *
+ * Each WR is checked and copied into the send queue; the send engine then
+ * runs them in order.  Allowed in RTS, in SQD (run after the return to
+ * RTS), and in SQE and ERR (flushed).  Any context for kernel QPs.
+ * IB_WR_BIND_MW, which ib_verbs gives no layout, is refused.
+ *
+ * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
+ * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
+ */
+int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr)
+{
+	return rvt_post_wrs(ibqp, wr, bad_wr, false);
+}
 EXPORT_SYMBOL_IF_KUNIT(rvt_post_send);
+
+/**
+ * rvt_post_local_wr - post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
+ * @ibqp: the QP
+ * @wr: the WR, alone; an IB_WR_BIND_MW is the wr of a struct rvt_bind_wr
+ *
+ * As rvt_post_send(), for the memory window WRs of user QPs (see
+ * SOFTRVT_METHOD_QP_POST_MW_WR in mw.c).  Process context.
+ *
+ * Return: 0 or a negative errno, as rvt_post_send().
+ */
+int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	if (wr->next || (wr->opcode != IB_WR_BIND_MW &&
+			 wr->opcode != IB_WR_LOCAL_INV))
+		return -EINVAL;
+	return rvt_post_wrs(ibqp, wr, &bad, true);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_post_local_wr);
 
 /**
  * rvt_post_recv - post receive WRs to a QP's own ring (ib_device_ops.post_recv)

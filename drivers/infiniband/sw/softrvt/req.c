@@ -495,12 +495,13 @@ static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
 }
 
 /*
- * Execute the REG_MR or LOCAL_INV at s_cur, once.  It takes no PSN and
- * completes in order once what precedes it is acknowledged.  LOCAL_INV
- * first waits for the WQEs before it to complete (the IB spec's local
- * invalidate fence, which rxe makes mandatory too): one of them sent
+ * Execute the REG_MR, LOCAL_INV or BIND_MW at s_cur, once.  It takes no
+ * PSN and completes in order once what precedes it is acknowledged.
+ * LOCAL_INV first waits for the WQEs before it to complete (the IB spec's
+ * local invalidate fence, which rxe makes mandatory too): one of them sent
  * again after a loss must still find the region it names.  REG_MR need
- * not wait: nothing before it can use a region that was invalid.
+ * not wait: nothing before it can use a region that was invalid; nor
+ * BIND_MW: a window serves the peer's requests, never this QP's own.
  * Return: false while it waits.
  */
 static bool rvt_req_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)

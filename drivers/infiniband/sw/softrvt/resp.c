@@ -246,8 +246,8 @@ static int rvt_resp_write_payload(struct rvt_qp *qp, const u8 *payload,
 		return RVT_NAK_INV_REQ;
 	if (!len)
 		return 0;
-	if (rvt_mr_lookup(qp->ibqp.pd, qp->r_rkey, qp->r_va + qp->r_len, len,
-			  IB_ACCESS_REMOTE_WRITE, &mr))
+	if (rvt_rkey_lookup(qp, qp->r_rkey, qp->r_va + qp->r_len, len,
+			    IB_ACCESS_REMOTE_WRITE, &mr))
 		return RVT_NAK_REM_ACCESS;
 	rvt_sge_state_init_one(&qp->r_sge, mr, qp->r_va + qp->r_len, len);
 	rvt_copy_to_sge(&qp->r_sge, payload, len);
@@ -314,8 +314,8 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
 		return RVT_NAK_REM_ACCESS;
 	/* Checked now for the NAK; again each run, as the MR may go. */
 	if (len) {
-		if (rvt_mr_lookup(qp->ibqp.pd, rkey, va, len,
-				  IB_ACCESS_REMOTE_READ, &mr))
+		if (rvt_rkey_lookup(qp, rkey, va, len, IB_ACCESS_REMOTE_READ,
+				    &mr))
 			return RVT_NAK_REM_ACCESS;
 		rvt_put_mr(mr);
 	}
@@ -409,8 +409,8 @@ static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 	struct rvt_mr *mr = NULL;
 	u32 sent = 0;
 
-	if (bytes && rvt_mr_lookup(qp->ibqp.pd, e->rkey, e->va + off, bytes,
-				   IB_ACCESS_REMOTE_READ, &mr))
+	if (bytes && rvt_rkey_lookup(qp, e->rkey, e->va + off, bytes,
+				     IB_ACCESS_REMOTE_READ, &mr))
 		return -EACCES;
 	rvt_sge_state_init_one(&qp->r_sge, mr, e->va + off, bytes);
 	do {
@@ -511,8 +511,8 @@ static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
 		return RVT_NAK_INV_REQ;
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC))
 		return RVT_NAK_REM_ACCESS;
-	if (rvt_mr_lookup(qp->ibqp.pd, get_unaligned_be32(&ateth->rkey), va,
-			  sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr))
+	if (rvt_rkey_lookup(qp, get_unaligned_be32(&ateth->rkey), va,
+			    sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr))
 		return RVT_NAK_REM_ACCESS;
 
 	target = rvt_mr_map(mr, va, sizeof(u64), &avail);
@@ -605,13 +605,14 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 		wc.byte_len = qp->r_len;
 		/*
 		 * SEND with Invalidate: the IETH, last of the headers, names
-		 * an MR of this QP's PD.  One it cannot invalidate fails the
-		 * receive with IB_WC_REM_INV_REQ_ERR, as in rxe, and is NAKed.
+		 * an MR or a type 2 window of this QP's PD.  One it cannot
+		 * invalidate fails the receive with IB_WC_REM_INV_REQ_ERR, as
+		 * in rxe, and is NAKed.
 		 */
 		if (pkt->mask & RVT_HDR_IETH) {
 			u32 rkey = get_unaligned_be32(payload - sizeof(__be32));
 
-			if (rvt_mr_invalidate(qp->ibqp.pd, rkey))
+			if (rvt_rkey_invalidate(qp, rkey))
 				return RVT_NAK_INV_REQ;
 			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 			wc.ex.invalidate_rkey = rkey;

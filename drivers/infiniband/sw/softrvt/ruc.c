@@ -137,6 +137,8 @@ static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_REG_MR;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	default:
 		return IB_WC_SEND;
 	}
@@ -220,8 +222,8 @@ static int rvt_ruc_remote_sge(struct rvt_qp *sqp, struct rvt_qp *qp,
 
 	if (!(qp->attr.qp_access_flags & access))
 		return -EACCES;
-	if (len && rvt_mr_lookup(qp->ibqp.pd, wqe->rkey, wqe->remote_addr,
-				 len, access, &mr))
+	if (len && rvt_rkey_lookup(qp, wqe->rkey, wqe->remote_addr, len,
+				   access, &mr))
 		return -EACCES;
 	rvt_sge_state_init_one(&sqp->r_sge, mr, wqe->remote_addr, len);
 	return 0;
@@ -417,7 +419,7 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 		rvt_sge_state_release(&sqp->r_sge);
 		/* As the wire's responder: the data is in, the rkey is not. */
 		if (wqe->opcode == IB_WR_SEND_WITH_INV &&
-		    rvt_mr_invalidate(qp->ibqp.pd, wqe->rkey)) {
+		    rvt_rkey_invalidate(qp, wqe->rkey)) {
 			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
 							  IB_WC_REM_INV_REQ_ERR,
 							  IB_WC_REM_INV_REQ_ERR);

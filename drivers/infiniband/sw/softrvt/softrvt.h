@@ -18,6 +18,7 @@
 #include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rvt-abi.h>
+#include <rdma/uverbs_ioctl.h>
 #include <rdma/softrvt-abi.h>
 
 #include <kunit/visibility.h>
@@ -33,6 +34,7 @@
 #define RVT_MAX_SRQ_SGE		32
 #define RVT_MAX_PD		65536
 #define RVT_MAX_MR		65536
+#define RVT_MAX_MW		32768
 /* Pages of a fast-registration MR (max_fast_reg_page_list_len). */
 #define RVT_MAX_FAST_REG_PAGES	512
 #define RVT_MAX_INLINE		256
@@ -116,13 +118,15 @@ struct rvt_dev_info {
 	atomic_t n_srqs;
 	atomic_t n_qps;
 	atomic_t n_mrs;
+	atomic_t n_mws;
 	atomic_t n_ahs;
 	/* Makes atomics of all QPs of the device atomic with each other. */
 	spinlock_t atomic_lock;
 
 	struct xarray qp_xa;		/* QPN -> struct rvt_qp */
 	u32 next_qpn;
-	struct xarray mr_xa;		/* key index -> struct rvt_mr */
+	/* Key index -> struct rvt_mr, or struct rvt_mw tagged RVT_KEY_MW. */
+	struct xarray mr_xa;
 	u32 next_mr_index;
 
 	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
@@ -183,7 +187,8 @@ struct rvt_mr {
 	 * ibmr.page_size bytes, while the MR is invalid; IB_WR_REG_MR makes
 	 * it valid with a key, rights and the region ibmr then describes.
 	 * @lock covers key, valid, access, iova, length and fr_shift of
-	 * such an MR; lookups take it.  Other MRs never change.
+	 * such an MR; lookups take it.  Other MRs never change, but for
+	 * @n_mws and @dying, under @lock too.
 	 */
 	u64 *fr_pages;			/* NULL for other MRs */
 	u32 fr_max;			/* entries of fr_pages */
@@ -191,11 +196,35 @@ struct rvt_mr {
 	u32 fr_filled;			/* the most ever filled */
 	u8 fr_shift;			/* log2 of its block size */
 	bool valid;			/* false: no key finds it */
+	/* Memory windows bound to it: it is not invalidated or freed. */
+	u32 n_mws;
+	bool dying;			/* being deregistered: nothing binds */
 	spinlock_t lock;
 	refcount_t refcount;		/* 1 while registered, +1 per user */
 	struct completion released;	/* refcount reached 0 */
 	struct rcu_head rcu;
 };
+
+/*
+ * A memory window (mw.c): a range of an MR the consumer grants a peer by
+ * its own rkey.  Type 1 is bound and bound again with ibv_bind_mw(); type
+ * 2 is bound to an MR and to one QP by IB_WR_BIND_MW, once, until it is
+ * invalidated.  @lock covers everything after it; the window's entry in
+ * mr_xa is found under RCU and dealloc waits a grace period.
+ */
+struct rvt_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;		/* any context, before its MR's */
+	u32 key;			/* matched whole; binds change its low byte */
+	struct rvt_mr *mr;		/* NULL: not bound; else n_mws counts it */
+	u32 qpn;			/* type 2: the QP it is bound to */
+	int access;			/* IB_ACCESS_REMOTE_* it grants */
+	u64 iova;			/* its first byte, an address of the MR */
+	u64 length;
+};
+
+/* The tag of a memory window's entry in mr_xa (xa_tag_pointer()). */
+#define RVT_KEY_MW		1
 
 /*
  * The header of struct rvt_rwq from <rdma/rvt-abi.h>, which the ring
@@ -289,11 +318,30 @@ struct rvt_swqe {
 	enum ib_wc_status wire_status;	/* a local error found sending it */
 	/* IB_WR_REG_MR: the MR, its new rights; its new key is in rkey. */
 	struct rvt_mr *reg_mr;
-	int reg_access;
-	/* REG_MR and LOCAL_INV: executed, never again after going back. */
+	int reg_access;			/* also IB_WR_BIND_MW's */
+	/*
+	 * IB_WR_BIND_MW: the MR by its lkey and the window's length; the
+	 * window's first byte is in remote_addr, its new key in rkey.
+	 */
+	u32 bind_lkey;
+	u64 bind_len;
+	/* REG_MR, LOCAL_INV, BIND_MW: executed, never again after going back. */
 	bool local_done;
 	u32 num_sge;			/* 0 when the payload is inline */
 	struct rvt_wqe_sge sg_list[];	/* or the inline payload */
+};
+
+/*
+ * IB_WR_BIND_MW as rvt_post_local_wr() takes it: ib_verbs defines no
+ * layout for it, so rvt_post_send() refuses the opcode.
+ */
+struct rvt_bind_wr {
+	struct ib_send_wr wr;
+	u32 rkey;			/* the window's new key, which names it */
+	u32 mr_lkey;
+	u64 addr;
+	u64 length;			/* 0: unbind (type 1 only) */
+	int access;
 };
 
 /*
@@ -366,6 +414,7 @@ struct rvt_qp {
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
+	bool s_mw_bound;		/* a type 2 window was bound to it */
 	/*
 	 * READ and atomic requests sent and not all answered, oldest first:
 	 * the PSN of each one's last answer.  The peer's responder holds a
@@ -445,6 +494,11 @@ static inline struct rvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct rvt_mr, ibmr);
 }
 
+static inline struct rvt_mw *ibmw_to_rvtmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct rvt_mw, ibmw);
+}
+
 static inline struct rvt_cq *ibcq_to_rvtcq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct rvt_cq, ibcq);
@@ -506,6 +560,11 @@ bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
 
 /* mr.c */
 u32 rvt_mr_make_key(u32 index);
+int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key);
+void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry);
+void rvt_key_free(struct rvt_dev_info *rdi, u32 key);
+void *rvt_key_find(struct rvt_dev_info *rdi, u32 key);
+struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key);
 int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		  struct rvt_mr **mr);
 void rvt_put_mr(struct rvt_mr *mr);
@@ -524,6 +583,16 @@ enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
 int rvt_mr_invalidate(struct ib_pd *pd, u32 key);
 bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe);
 enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe);
+
+/* mw.c */
+extern const struct uapi_definition rvt_uapi_defs[];
+int rvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int rvt_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status rvt_mw_bind(struct rvt_qp *qp, const struct rvt_swqe *wqe);
+int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
+		    int access, struct rvt_mr **mr);
+int rvt_rkey_invalidate(struct rvt_qp *qp, u32 rkey);
+void rvt_mw_unbind_qp(struct rvt_qp *qp);
 
 /* sge.c */
 int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
@@ -669,6 +738,7 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);
+int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
 int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr);
 
