@@ -4,7 +4,7 @@
 # project's test kernel, built and cached on first use); `make check` runs
 # every test; `make demo` shows a device in a guest.  `make install`
 # installs the module and the provider on this machine, for the running
-# kernel.
+# kernel; `make deb` builds the Debian packages instead.
 
 KDIR ?=
 SCRIPTS := $(CURDIR)/scripts
@@ -31,7 +31,7 @@ install_kver = $$(if [ -n "$(KDIR)" ]; then \
 		  cat "$(KDIR)/include/config/kernel.release"; else uname -r; fi)
 
 .PHONY: all modules clean deps kernel rootfs tests lint check check-full demo \
-	bench install uninstall
+	bench install uninstall deb
 
 all: modules
 
@@ -90,6 +90,10 @@ uninstall:
 	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
 	rm -f "$(DESTDIR)$(PROVIDER_DIR)/libsoftrvt-rdmav34.so" \
 		"$(DESTDIR)$(IBV_CONFIG_DIR)/softrvt.driver"
+
+# softrvt-dkms and ibverbs-provider-softrvt, in build/deb/.
+deb:
+	$(SCRIPTS)/build-deb.sh
 
 clean:
 	@if [ -n "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M=$(CURDIR) clean; fi
