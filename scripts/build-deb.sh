@@ -5,14 +5,14 @@
 # dpkg-buildpackage from a copy of the repository's tracked files, then
 # check them with lintian.  The packages, .buildinfo and .changes land in
 # build/deb/ and lintian's report in build/deb/lintian.log; prints that
-# directory on stdout.  Exits non-zero if the build fails or lintian
-# reports an error or a warning.
+# directory on stdout.  Exits 1 if the build fails, 3 if lintian reports
+# an error or a warning about the packages built.
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
 
 # The packaging tools, and what scripts/build-provider.sh builds with.
-PKGS="debhelper dh-dkms dpkg-dev fakeroot lintian git rsync cmake
+PKGS="build-essential debhelper dh-dkms dpkg-dev fakeroot lintian git rsync cmake
       ninja-build libnl-3-dev libnl-route-3-dev libudev-dev pkg-config
       python3 gcc binutils libibverbs1"
 
@@ -47,6 +47,6 @@ if ! lintian --info --display-info --fail-on error,warning "$changes" \
 	> "$out/lintian.log" 2>&1; then
 	cat "$out/lintian.log" >&2
 	log "lintian reported errors or warnings"
-	exit 1
+	exit 3
 fi
 echo "$out"

@@ -31,16 +31,28 @@ check_orig() {
 	echo "$RDMA_CORE_SHA256  $1" | sha256sum --check --status
 }
 
+has_source() {
+	apt-cache showsrc rdma-core 2>/dev/null | grep -q "^Version: $RDMA_CORE_VER-"
+}
+
 fetch_source() {
 	local tmp tarball=$CACHE/$RDMA_CORE_ORIG
 
 	[ -f "$src/.softrvt-unpacked" ] && return 0
 	if ! { [ -f "$tarball" ] && check_orig "$tarball"; }; then
-		# scripts/deps.sh adds the trixie deb-src entry.
-		grep -rqs '^deb-src .* trixie ' /etc/apt/sources.list.d/ ||
-			"$TOP/scripts/deps.sh"
-		apt-cache showsrc rdma-core 2>/dev/null |
-			grep -q "^Version: $RDMA_CORE_VER-" || apt-get update -q >&2
+		if grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release; then
+			# scripts/deps.sh adds the trixie deb-src entry.
+			grep -rqs '^deb-src .* trixie ' /etc/apt/sources.list.d/ ||
+				"$TOP/scripts/deps.sh"
+		elif ! has_source; then
+			# Debian 13, for make install or make deb: the entry
+			# alone, if apt's sources have none.
+			apt-get update -q >&2
+			has_source ||
+				echo "deb-src $(debian_mirror) trixie main" \
+					> /etc/apt/sources.list.d/softrvt-src.list
+		fi
+		has_source || apt-get update -q >&2
 		tmp=$(mktemp -d "$CACHE/rdma-core-src.XXXXXX")
 		# Let apt's unprivileged _apt user write the download there.
 		chmod 755 "$tmp"
