@@ -20,9 +20,12 @@ ensure_pkgs() { # package...
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	log "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends "${missing[@]}" >&2
+	# make check runs some of its scripts side by side: wait for
+	# another's apt rather than fail.
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		update -q >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		install -y -q --no-install-recommends "${missing[@]}" >&2
 }
 
 # The Debian archive this machine's apt already uses (its sources list, in
