@@ -2,7 +2,9 @@
 #
 # softrvt: `make` builds the modules against KDIR (by default the
 # project's test kernel, built and cached on first use); `make check` runs
-# every test; `make demo` shows a device in a guest.
+# every test; `make demo` shows a device in a guest.  `make install`
+# installs the module and the provider on this machine, for the running
+# kernel; `make deb` builds the Debian packages instead.
 
 KDIR ?=
 SCRIPTS := $(CURDIR)/scripts
@@ -12,7 +14,24 @@ SCRIPTS := $(CURDIR)/scripts
 kdir = $$(if [ -n "$(KDIR)" ]; then echo "$(KDIR)"; \
 	  else $(SCRIPTS)/build-kernel.sh debug; fi)
 
-.PHONY: all modules clean deps kernel rootfs tests lint check check-full demo bench
+# Where `make install` puts the provider: libibverbs' provider directory
+# and its configuration directory.  DESTDIR stages an installation.
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+		     gcc -print-multiarch)
+PROVIDER_DIR ?= /usr/lib/$(MULTIARCH)/libibverbs
+IBV_CONFIG_DIR ?= /etc/libibverbs.d
+DESTDIR ?=
+DRIVER_DIR := $(CURDIR)/drivers/infiniband/sw/softrvt
+
+# For install and uninstall: KDIR if given, or the running kernel's
+# headers; and the release of that kernel.
+install_kdir = $$(if [ -n "$(KDIR)" ]; then echo "$(KDIR)"; \
+		  else echo "/lib/modules/$$(uname -r)/build"; fi)
+install_kver = $$(if [ -n "$(KDIR)" ]; then \
+		  cat "$(KDIR)/include/config/kernel.release"; else uname -r; fi)
+
+.PHONY: all modules clean deps kernel rootfs tests lint check check-full demo \
+	bench install uninstall deb
 
 all: modules
 
@@ -48,6 +67,33 @@ demo: deps
 
 bench: deps
 	$(SCRIPTS)/bench.sh
+
+# The driver alone, as DKMS builds it: the KUnit module is for the
+# test kernel only.  depmod makes `modprobe softrvt` and the autoload by
+# `rdma link add` find it and the modules it needs.
+install:
+	kdir=$(install_kdir); kver=$(install_kver); \
+	[ -n "$$kver" ] || exit 1; \
+	$(MAKE) -C "$$kdir" M=$(DRIVER_DIR) CONFIG_RDMA_SOFTRVT=m modules && \
+	install -D -m 0644 $(DRIVER_DIR)/softrvt.ko \
+		"$(DESTDIR)/lib/modules/$$kver/updates/softrvt.ko" && \
+	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
+	provider=$$($(SCRIPTS)/build-provider.sh) && \
+	install -D -m 0644 "$$provider/libsoftrvt-rdmav34.so" \
+		"$(DESTDIR)$(PROVIDER_DIR)/libsoftrvt-rdmav34.so" && \
+	install -D -m 0644 "$$provider/softrvt.driver" \
+		"$(DESTDIR)$(IBV_CONFIG_DIR)/softrvt.driver"
+
+uninstall:
+	kver=$(install_kver); [ -n "$$kver" ] || exit 1; \
+	rm -f "$(DESTDIR)/lib/modules/$$kver/updates/softrvt.ko" && \
+	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
+	rm -f "$(DESTDIR)$(PROVIDER_DIR)/libsoftrvt-rdmav34.so" \
+		"$(DESTDIR)$(IBV_CONFIG_DIR)/softrvt.driver"
+
+# softrvt-dkms and ibverbs-provider-softrvt, in build/deb/.
+deb:
+	$(SCRIPTS)/build-deb.sh
 
 clean:
 	@if [ -n "$(KDIR)" ]; then $(MAKE) -C "$(KDIR)" M=$(CURDIR) clean; fi

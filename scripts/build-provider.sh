@@ -17,7 +17,7 @@ RDMA_CORE_ORIG=rdma-core_${RDMA_CORE_VER}.orig.tar.gz
 RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
 # The provider ABI of libibverbs 56.1; the target and the file name carry it.
 PROVIDER=softrvt-rdmav34
-PKGS="cmake ninja-build libnl-3-dev libnl-route-3-dev pkg-config libudev-dev
+PKGS="cmake ninja-build dpkg-dev libnl-3-dev libnl-route-3-dev pkg-config libudev-dev
       python3 gcc binutils rsync"
 
 src=$CACHE/rdma-core-$RDMA_CORE_VER
@@ -27,22 +27,12 @@ out=$TOP/build/provider
 exec 8> "$CACHE/rdma-core.lock"
 flock 8
 
-ensure_pkgs() {
-	local missing=() p
-
-	for p in $PKGS; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q '^install ok installed$' || missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	log "installing ${missing[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
-}
-
 check_orig() {
 	echo "$RDMA_CORE_SHA256  $1" | sha256sum --check --status
+}
+
+has_source() {
+	apt-cache showsrc rdma-core 2>/dev/null | grep -q "^Version: $RDMA_CORE_VER-"
 }
 
 fetch_source() {
@@ -50,11 +40,19 @@ fetch_source() {
 
 	[ -f "$src/.softrvt-unpacked" ] && return 0
 	if ! { [ -f "$tarball" ] && check_orig "$tarball"; }; then
-		# scripts/deps.sh adds the trixie deb-src entry.
-		grep -rqs '^deb-src .* trixie ' /etc/apt/sources.list.d/ ||
-			"$TOP/scripts/deps.sh"
-		apt-cache showsrc rdma-core 2>/dev/null |
-			grep -q "^Version: $RDMA_CORE_VER-" || apt-get update -q >&2
+		if grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release; then
+			# scripts/deps.sh adds the trixie deb-src entry.
+			grep -rqs '^deb-src .* trixie ' /etc/apt/sources.list.d/ ||
+				"$TOP/scripts/deps.sh"
+		elif ! has_source; then
+			# Debian 13, for make install or make deb: the entry
+			# alone, if apt's sources have none.
+			apt-get update -q >&2
+			has_source ||
+				echo "deb-src $(debian_mirror) trixie main" \
+					> /etc/apt/sources.list.d/softrvt-src.list
+		fi
+		has_source || apt-get update -q >&2
 		tmp=$(mktemp -d "$CACHE/rdma-core-src.XXXXXX")
 		# Let apt's unprivileged _apt user write the download there.
 		chmod 755 "$tmp"
@@ -134,6 +132,11 @@ verbs_syms() {
 check_deps() {
 	local so=$1 imports bad lib
 
+	if objdump -p "$so" | grep -qE '^ *(RPATH|RUNPATH) '; then
+		log "$so has a library search path of the build tree"
+		exit 1
+	fi
+
 	bad=$(objdump -p "$so" | awk '$1 == "NEEDED" { print $2 }' |
 		grep -Ev '^(libibverbs\.so\.1|libc\.so\.6)$' || true)
 	if [ -n "$bad" ]; then
@@ -160,14 +163,30 @@ check_deps() {
 	done
 }
 
-ensure_pkgs
+# shellcheck disable=SC2086
+ensure_pkgs $PKGS
 fetch_source
 install_sources
 
-if [ ! -f "$src/build/build.ninja" ]; then
+# The library is used from the build tree, never installed by cmake,
+# which would strip the build tree's RUNPATH: it is not given one.  It is
+# compiled with Debian's hardening flags, as a package of it must be.  A
+# tree configured otherwise before is configured again.
+flags=$(cd "$src" && export DEB_BUILD_MAINT_OPTIONS=hardening=+all &&
+	echo "-DCMAKE_C_FLAGS=$(dpkg-buildflags --get CPPFLAGS) $(dpkg-buildflags --get CFLAGS)" &&
+	echo "-DCMAKE_SHARED_LINKER_FLAGS=$(dpkg-buildflags --get LDFLAGS)" &&
+	echo "-DCMAKE_MODULE_LINKER_FLAGS=$(dpkg-buildflags --get LDFLAGS)")
+mapfile -t cmake_args <<<"-DNO_PYVERBS=1
+-DNO_MAN_PAGES=1
+-DCMAKE_SKIP_BUILD_RPATH=ON
+$flags"
+if [ ! -f "$src/build/build.ninja" ] ||
+   [ "$(cat "$src/build/.softrvt-cmake-args" 2>/dev/null)" != "${cmake_args[*]}" ]; then
 	log "configuring rdma-core $RDMA_CORE_VER"
+	rm -rf "$src/build"
 	mkdir -p "$src/build"
-	(cd "$src/build" && cmake -GNinja -DNO_PYVERBS=1 -DNO_MAN_PAGES=1 .. >&2)
+	(cd "$src/build" && cmake -GNinja "${cmake_args[@]}" .. >&2)
+	echo "${cmake_args[*]}" > "$src/build/.softrvt-cmake-args"
 fi
 log "building $PROVIDER"
 # ninja re-runs cmake by itself when the CMakeLists.txt files changed.

@@ -21,6 +21,61 @@ record() { # PASS|FAIL name
 	echo "$1 $2"
 }
 
+# The stock guest: Debian 13's own kernel with the packages of `make deb`
+# installed as a user would, built by DKMS.  Its root image, the packages
+# and its guest run in the background, most of it while the host builds
+# the test kernel: the debootstrap waits on the network and the disk, and
+# a TCG guest keeps about one core busy.  It prints PASS/FAIL lines.
+stock_job() {
+	local rc=0 t0=$SECONDS
+
+	if ! "$TOP/scripts/build-stock-root.sh" > /dev/null 2> "$out/stock-root.log"; then
+		tail -n 20 "$out/stock-root.log" | sed 's/^/  | /'
+		echo "FAIL stock: the stock guest's root builds"
+		return
+	fi
+	echo "stock guest's root: ready after $((SECONDS - t0)) s"
+	"$TOP/scripts/build-deb.sh" > /dev/null 2> "$out/deb.log" || rc=$?
+	[ "$rc" = 0 ] || tail -n 40 "$out/deb.log" | sed 's/^/  | /'
+	case $rc in
+	0 | 3) echo "PASS deb: make deb builds softrvt-dkms and ibverbs-provider-softrvt" ;;
+	*)
+		echo "FAIL deb: make deb builds softrvt-dkms and ibverbs-provider-softrvt"
+		return
+		;;
+	esac
+	if [ "$rc" = 0 ]; then
+		echo "PASS deb: lintian reports no error or warning"
+	else
+		echo "FAIL deb: lintian reports no error or warning"
+	fi
+	t0=$SECONDS
+	mkdir -p "$out/stock"
+	"$TOP/scripts/vm.sh" -S -t 1800 -o "$out/stock" -- \
+		scripts/guest/stock-tests.sh > "$out/stock-vm.log" 2>&1
+	grep -E '^(== |apt-get install:)' "$out/stock-vm.log"
+	echo "stock guest: $((SECONDS - t0)) s with the wait for the guest lock"
+	if [ -f "$out/stock/verdict" ]; then
+		# Indented: its PASS lines are counted from the results file.
+		tail -n 30 "$out/stock-vm.log" | sed 's/^/  | /'
+		echo "FAIL stock: guest: $(cat "$out/stock/verdict")"
+	else
+		echo "PASS stock: guest ran to the end (longest silence $(cat "$out/stock/longest-silence")s)"
+	fi
+	[ -f "$out/stock/results" ] && cat "$out/stock/results"
+	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
+		"$out/stock/dmesg" > "$out/stock-kernel-reports.log" 2>/dev/null; then
+		cat "$out/stock-kernel-reports.log"
+		echo "FAIL stock: kernel log: no WARNING, BUG or Oops"
+	elif [ -f "$out/stock/dmesg" ]; then
+		echo "PASS stock: kernel log: no WARNING, BUG or Oops"
+	else
+		echo "FAIL stock: kernel log collected"
+	fi
+}
+stock_job > "$out/stock.log" 2>&1 &
+stock=$!
+
 kdir=$("$TOP/scripts/build-kernel.sh" debug) || { record FAIL "build test kernel"; kdir=""; }
 "$TOP/scripts/build-rootfs.sh" > /dev/null || record FAIL "build guest root"
 src=$(readlink -f "$kdir/source")
@@ -104,6 +159,11 @@ guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 # ib_core.force_mr is read-only once booted: a boot of its own.
 guest_run "force_mr: " "$out/guest-force-mr" 900 -a ib_core.force_mr=1 -- \
 	env SOFTRVT_FULL="$full" scripts/guest/nvme-tests.sh force_mr
+
+wait "$stock"
+echo "== stock guest (Debian 13's kernel, make deb, DKMS)"
+cat "$out/stock.log"
+grep -E '^(PASS|FAIL) ' "$out/stock.log" >> "$results"
 
 # KUnit: each case line of the KTAP the module printed counts as a test.
 if [ -f "$out/guest/kunit.log" ]; then

@@ -9,6 +9,25 @@ mkdir -p "$CACHE"
 
 log() { printf '[softrvt] %s\n' "$*" >&2; }
 
+# Install the Debian packages named that are missing; nothing when all
+# are there, so that a script can call it on every run.
+ensure_pkgs() { # package...
+	local missing=() p
+
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	log "installing ${missing[*]}"
+	# make check runs some of its scripts side by side: wait for
+	# another's apt rather than fail.
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		update -q >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
 # The Debian archive this machine's apt already uses (its sources list, in
 # either format), so that a local mirror or proxy serves the scripts too:
 # the first enabled "deb" entry for a Debian release with "main".

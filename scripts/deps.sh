@@ -9,7 +9,8 @@ set -euo pipefail
 
 PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves cpio xz-utils
       rsync kmod python3 sparse qemu-system-x86 qemu-utils debootstrap
-      iproute2 ca-certificates libibverbs-dev librdmacm-dev"
+      iproute2 ca-certificates libibverbs-dev librdmacm-dev
+      debhelper dh-dkms dpkg-dev fakeroot lintian git"
 
 stamp="$CACHE/deps.$(echo "$PKGS" | sha256sum | cut -c1-12)"
 [ -f "$stamp" ] && exit 0

@@ -135,8 +135,9 @@ kvm_tests() {
 # Start a guest under TCG whose command prints MARKER and then sleeps for
 # ever, in the background; return once MARKER is out or vm.sh is gone.
 # Sets vpid and rc.  usage: hung_guest NAME MARKER [VAR=VALUE...]
+# It may first wait for the guest lock, held by make check's stock guest.
 hung_guest() {
-	local name=$1 marker=$2 n=600
+	local name=$1 marker=$2 n=1800
 	shift 2
 	mkdir -p "$work/$name"
 	rc=0

@@ -3,7 +3,7 @@
 #
 # Boot the test kernel in QEMU and run one command in the guest.
 #
-# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-a ARGS] [-l]
+# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-a ARGS] [-l] [-S]
 #              -- COMMAND...
 #
 # -a adds ARGS to the guest kernel's command line (module parameters of
@@ -11,6 +11,12 @@
 #
 # -l (light) skips what only the tests of softrvt need: the modules copied
 # into the guest's /lib/modules and the kmemleak scan.
+#
+# -S (stock) boots Debian 13's own kernel and initramfs instead of the
+# test kernel, from the image of scripts/build-stock-root.sh (a Debian 13
+# root with linux-headers, dkms and rdma-core) as a virtio disk whose
+# writes QEMU discards; implies -l.  The repository and OUTDIR are
+# mounted as below; the guest has no network either.
 #
 # The guest root is the cached Debian root, read-only over 9p; the
 # repository is a second read-only 9p mount at /mnt/softrvt (the working
@@ -42,7 +48,8 @@ out=""
 cpu=max
 light=0
 append=""
-while getopts "k:t:o:c:a:l" opt; do
+stock=0
+while getopts "k:t:o:c:a:lS" opt; do
 	case $opt in
 	k) kdir=$OPTARG ;;
 	t) timeout=$OPTARG ;;
@@ -50,6 +57,7 @@ while getopts "k:t:o:c:a:l" opt; do
 	c) cpu=$OPTARG ;;
 	a) append=$OPTARG ;;
 	l) light=1 ;;
+	S) stock=1; light=1 ;;
 	*) exit 2 ;;
 	esac
 done
@@ -71,8 +79,13 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-[ -n "$kdir" ] || kdir=$("$TOP/scripts/build-kernel.sh" debug)
-root=$("$TOP/scripts/build-rootfs.sh")
+if [ "$stock" = 1 ]; then
+	# It stands for the kernel in the KVM probe's cache key too.
+	kdir=$("$TOP/scripts/build-stock-root.sh")
+else
+	[ -n "$kdir" ] || kdir=$("$TOP/scripts/build-kernel.sh" debug)
+	root=$("$TOP/scripts/build-rootfs.sh")
+fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/softrvt-vm.XXXXXX)
 mkdir -p "$out"
 
@@ -81,6 +94,25 @@ share() { # tag path [ro]
 	[ "${3:-}" = ro ] && ro=",readonly=on"
 	echo "-fsdev local,id=$1,path=$2,security_model=none,multidevs=remap$ro"
 	echo "-device virtio-9p-pci,fsdev=$1,mount_tag=$1"
+}
+
+# The kernel, the root and the shares of one boot, in the array machine.
+machine_args() { # outdir
+	if [ "$stock" = 1 ]; then
+		# shellcheck disable=SC2207,SC2054
+		machine=(-kernel "$kdir/vmlinuz" -initrd "$kdir/initrd.img"
+			-drive "file=$kdir/root.img,if=virtio,format=raw,snapshot=on"
+			$(share softrvt "$TOP" ro) $(share out "$1")
+			-append "console=ttyS0 root=/dev/vda rw init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4${append:+ $append}")
+		return
+	fi
+	# shellcheck disable=SC2207,SC2054
+	machine=(-kernel "$kdir/arch/x86/boot/bzImage"
+		-fsdev "local,id=root,path=$root,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root
+		$(share softrvt "$TOP" ro) $(share out "$1")
+		$(share modroot "$kdir/modroot" ro)
+		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4 log_buf_len=16M${append:+ $append}")
 }
 
 # The newest change under DIR that is progress: any file but the
@@ -112,23 +144,18 @@ stop_qemu() { # pid
 # script does (command status, 124, 125 or 126).
 boot() {
 	local accel=$1 bcpu=$2 bout=$3 btimeout=$4 quiet=$5 cmd=$6
-	local console=$bout/console.log verdict="" viewer="" qpid rc
+	local console=$bout/console.log verdict="" viewer="" qpid rc machine
 	rm -f "$bout/status" "$bout/dmesg" "$bout/kmemleak" "$bout/verdict" \
 		"$bout/heartbeat" "$bout/light"
 	printf '%s\n' "$cmd" > "$bout/cmd"
 	[ "$light" = 0 ] || : > "$bout/light"
 	: > "$console"
 
-	# shellcheck disable=SC2046
+	machine_args "$bout"
 	"$qemu" -machine "q35,accel=$accel" -cpu "$bcpu" \
 		-bios /usr/share/qemu/qboot.rom -m 3072 -smp 2 \
 		-display none -serial stdio -no-reboot -nic none \
-		-kernel "$kdir/arch/x86/boot/bzImage" \
-		-fsdev "local,id=root,path=$root,security_model=none,readonly=on,multidevs=remap" \
-		-device virtio-9p-pci,fsdev=root,mount_tag=/dev/root \
-		$(share softrvt "$TOP" ro) $(share out "$bout") \
-		$(share modroot "$kdir/modroot" ro) \
-		-append "console=ttyS0 root=/dev/root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000 ro init=/sbin/softrvt-boot panic=-1 oops=panic loglevel=4 log_buf_len=16M${append:+ $append}" \
+		"${machine[@]}" \
 		</dev/null > "$console" 2>&1 9>&- &
 	qpid=$!
 	echo "$qpid" > "$bout/qemu.pid"

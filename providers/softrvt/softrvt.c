@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "softrvt.h"
@@ -14,17 +15,32 @@
 /*
  * softrvt is an out-of-tree driver: its ib_device has driver_id
  * RDMA_DRIVER_UNKNOWN, which libibverbs never matches by id, and no
- * parent device, so it has no modalias either.  That leaves the name.
- * VERBS_NAME_MATCH("softrvt") is the pattern "rdma_device:*Nsoftrvt*",
- * which libibverbs fnmatch()es against "rdma_device:N<ib device name>":
- * the device must be created with a name starting with "softrvt"
- * ("rdma link add softrvt0 type softrvt netdev eth0").  A device named
- * otherwise is not claimed, and libibverbs lists it with no provider.
+ * parent device, so it has no modalias either.  Its name is the user's
+ * choice ("rdma link add roce0 type softrvt netdev eth0"), and a name
+ * pattern would also claim another driver's device given a name like
+ * ours.  What marks the device is its hca_type file, which the module
+ * fills with "softrvt".  With an empty match table, libibverbs asks
+ * match_device about each device its driver_id did not give to another
+ * provider, and the answer rests on that file alone.  (rxe's provider
+ * still claims any device named "rxe..." by name, if tried first.)
+ *
+ * The table must be there, empty: libibverbs 56.1 walks every
+ * provider's table, unchecked, for a device whose driver_id is known.
  */
 static const struct verbs_match_ent softrvt_match_table[] = {
-	VERBS_NAME_MATCH("softrvt", NULL),
 	{},
 };
+
+static bool softrvt_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	char hca_type[sizeof("softrvt")];
+
+	/* Fails for a missing file and for any longer content. */
+	if (ibv_read_ibdev_sysfs_file(hca_type, sizeof(hca_type), sysfs_dev,
+				      "hca_type") < 0)
+		return false;
+	return strcmp(hca_type, "softrvt") == 0;
+}
 
 static void softrvt_free_context(struct ibv_context *ibctx);
 
@@ -130,6 +146,7 @@ static const struct verbs_device_ops softrvt_dev_ops = {
 	.match_min_abi_version = SOFTRVT_UVERBS_ABI_VERSION,
 	.match_max_abi_version = SOFTRVT_UVERBS_ABI_VERSION,
 	.match_table = softrvt_match_table,
+	.match_device = softrvt_match_device,
 	.alloc_device = softrvt_device_alloc,
 	.uninit_device = softrvt_uninit_device,
 	.alloc_context = softrvt_alloc_context,

@@ -38,6 +38,8 @@ check "link: rdma link show lists softrvt0 on v0" \
 check "link: port ACTIVE with carrier" wait_for 50 state_is softrvt0 ACTIVE
 check "link: node type and transport" \
 	sh -c 'rdma dev show softrvt0 | grep -q "node_type ca"'
+check "link: hca_type names the driver, the provider's mark" \
+	sh -c '[ "$(cat /sys/class/infiniband/softrvt0/hca_type)" = softrvt ]'
 check "link: second device on the same netdev refused with EEXIST" \
 	sh -c 'rdma link add softrvt9 type softrvt netdev v0 2>&1 | grep -q "File exists"'
 check "link: refused device not created" no_ibdev softrvt9

@@ -281,6 +281,29 @@ static int rvt_get_hw_stats(struct ib_device *ibdev,
 	return RVT_CNT_MAX;
 }
 
+/*
+ * hca_type names the driver, as cxgb4's does.  softrvt has no driver_id of
+ * its own (RDMA_DRIVER_UNKNOWN: the enum is uapi, handed out to drivers in
+ * the tree) and no parent device to carry a modalias, so this file is the
+ * mark by which the libsoftrvt provider recognizes its devices whatever
+ * their names.
+ */
+static ssize_t hca_type_show(struct device *device,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "softrvt\n");
+}
+static DEVICE_ATTR_RO(hca_type);
+
+static struct attribute *rvt_attributes[] = {
+	&dev_attr_hca_type.attr,
+	NULL
+};
+
+static const struct attribute_group rvt_attr_group = {
+	.attrs = rvt_attributes,
+};
+
 static const struct ib_device_ops rvt_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -305,6 +328,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_cq = rvt_destroy_cq,
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
+	.device_group = &rvt_attr_group,
 	.disassociate_ucontext = rvt_disassociate_ucontext,
 	.get_dma_mr = rvt_get_dma_mr,
 	.get_hw_stats = rvt_get_hw_stats,

@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Build the stock guest and cache it: Debian 13 with Debian's own kernel
+# (linux-image-amd64 and its initramfs) and what a user installs to build
+# softrvt with DKMS, as an ext4 image.  Prints the directory holding
+# root.img, vmlinuz and initrd.img on stdout.  scripts/vm.sh -S boots the
+# image with -snapshot, so no run changes it.
+set -euo pipefail
+
+. "$(dirname "$0")/common.sh"
+
+PKGS="linux-image-amd64,linux-headers-amd64,dkms,gcc,make,libc6-dev"
+PKGS+=",rdma-core,ibverbs-utils,ibverbs-providers,iproute2,kmod,procps"
+key=$(echo "trixie stock $PKGS" | sha256sum | cut -c1-16)
+dir=$CACHE/stock-$key
+
+# check.sh builds it in the background while a guest may want it.
+exec 7> "$CACHE/stock-root.lock"
+flock 7
+
+if [ -f "$dir/.softrvt-done" ]; then
+	echo "$dir"
+	exit 0
+fi
+
+log "debootstrap trixie with its kernel into $dir (about 6 minutes)"
+rm -rf "$dir"
+mkdir -p "$dir"
+root=$dir/root
+mirror=$(debian_mirror)
+apt_proxy_env
+debootstrap --variant=minbase --include="$PKGS" trixie "$root" "$mirror" >&2
+
+# PID 1 in the image only mounts what the stock kernel needs modules for
+# and hands over to the repository's init, so that changing the guest
+# scripts needs no new image.
+cat > "$root/sbin/softrvt-boot" <<'BOOT'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+modprobe -a 9pnet_virtio 9p
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro softrvt /mnt/softrvt
+exec /mnt/softrvt/scripts/guest/init.sh
+BOOT
+chmod 755 "$root/sbin/softrvt-boot"
+mkdir -p "$root/mnt/softrvt" "$root/mnt/out"
+
+cp "$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n 1)" "$dir/vmlinuz"
+cp "$(ls "$root"/boot/initrd.img-* | sort -V | tail -n 1)" "$dir/initrd.img"
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+
+# Room for dpkg and the DKMS build; the writes of a run go to QEMU's
+# snapshot, never to the image.
+size=$(($(du -sm "$root" | cut -f1) + 1024))
+mkfs.ext4 -q -F -L softrvt-stock -d "$root" "$dir/root.img.new" "${size}M" >&2
+mv "$dir/root.img.new" "$dir/root.img"
+rm -rf "$root"
+touch "$dir/.softrvt-done"
+echo "$dir"

@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# In the stock guest (scripts/vm.sh -S): Debian 13's own kernel, and the
+# packages of `make deb` installed as a user would, from the files, with
+# no network.  DKMS builds the module for the running kernel; `rdma link
+# add` loads it; the provider claims softrvt's devices by their hca_type
+# whatever their names, and no other driver's; removing the packages
+# leaves nothing of theirs.  Writes "PASS name"/"FAIL name" lines to
+# $OUT/results.
+set -u
+
+. scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
+# The installed provider, as a user's programs find it.
+unset RDMAV_DRIVERS
+: > "$OUT/results"
+
+export DEBIAN_FRONTEND=noninteractive
+kver=$(uname -r)
+debs=(build/deb/softrvt-dkms_*_all.deb build/deb/ibverbs-provider-softrvt_*.deb)
+LOG=$OUT/stock
+mkdir -p "$LOG"
+
+loaded() { lsmod | grep -q "^$1 "; }
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
+softrvt_files() { # what the packages put on the machine, as found now
+	find /lib/modules /usr/src /var/lib/dkms /usr/lib/*/libibverbs \
+		/etc/libibverbs.d \( -name 'softrvt.ko*' -o -name 'softrvt-*' \
+		-o -name 'softrvt' -o -name 'libsoftrvt-*' -o -name 'softrvt.driver' \) \
+		2>/dev/null
+}
+both_installed() { # apt's status
+	[ "$1" = 0 ] && installed softrvt-dkms && installed ibverbs-provider-softrvt
+}
+none_installed() { # apt's status
+	[ "$1" = 0 ] && ! installed softrvt-dkms && ! installed ibverbs-provider-softrvt
+}
+listed() { # file device...: each device has a line of ibv_devices
+	local f=$1 d
+	shift
+	for d in "$@"; do
+		grep -qE "^ +${d}[[:space:]]" "$f" || return 1
+	done
+}
+
+stage() { echo "== $* ($SECONDS s)"; }
+stage "install, DKMS build for $kver"
+check "stock: the two packages of make deb are there" \
+	sh -c "[ ${#debs[@]} = 2 ] && [ -f '${debs[0]}' ] && [ -f '${debs[1]}' ]"
+check "stock: nothing of softrvt's on the machine before" \
+	test -z "$(softrvt_files)"
+cp "${debs[@]}" /tmp/
+ver=$(dpkg-deb -f "${debs[0]}" Version)
+# The DKMS build writes only its own log: copy it out while it grows,
+# so that the watchdog sees the build move.
+make_log=/var/lib/dkms/softrvt/$ver/build/make.log
+(
+	while sleep 10; do
+		[ -f "$make_log" ] && cp "$make_log" "$LOG/dkms-make.log"
+	done
+) &
+copier=$!
+t0=$SECONDS
+apt-get install -y --no-install-recommends \
+	/tmp/"$(basename "${debs[0]}")" /tmp/"$(basename "${debs[1]}")" \
+	> "$LOG/apt-install.log" 2>&1
+rc=$?
+kill "$copier"
+wait "$copier" 2>/dev/null
+echo "apt-get install: status $rc after $((SECONDS - t0)) s"
+[ "$rc" = 0 ] || tail -n 30 "$LOG/apt-install.log"
+check "stock: apt-get installs softrvt-dkms and ibverbs-provider-softrvt" \
+	both_installed "$rc"
+dkms status softrvt > "$LOG/dkms-status" 2>&1
+cat "$LOG/dkms-status"
+check "stock: DKMS built and installed softrvt for $kver" \
+	grep -q "softrvt/$ver, $kver, x86_64: installed" "$LOG/dkms-status"
+check "stock: modprobe finds the DKMS module" \
+	sh -c 'modinfo -n softrvt | grep -q "^/lib/modules/$(uname -r)/updates/dkms/softrvt.ko"'
+check "stock: the provider and its driver file are installed" \
+	sh -c 'ls /usr/lib/*/libibverbs/libsoftrvt-rdmav34.so && grep -qx "driver softrvt" /etc/libibverbs.d/softrvt.driver'
+
+stage "rdma link add loads the module"
+# roce0 and softrvt1 on a veth pair in ns1; an rxe device in the
+# initial namespace, where rxe binds its port, named so that a provider
+# that matched names starting with "softrvt" would claim it.
+rxe=softrvt_rxe0
+ip netns add ns1
+ip link add v0 netns ns1 type veth peer name v1 netns ns1
+not_loaded() { ! loaded "$1"; }
+check "stock: softrvt not loaded before rdma link add" not_loaded softrvt
+wire_ns_dev ns1 v0 roce0 198.18.14.1 2001:2:0:14::1 > "$LOG/link-add" 2>&1
+rc=$?
+cat "$LOG/link-add"
+check "stock: rdma link add roce0 type softrvt netdev v0" test "$rc" = 0
+check "stock: rdma link add loaded softrvt" loaded softrvt
+check "stock: and ib_uverbs, its soft dependency" loaded ib_uverbs
+lsmod | grep -E '^(softrvt|ib_uverbs|ib_core|udp_tunnel|ip6_udp_tunnel) '
+check "stock: roce0's hca_type is softrvt" \
+	sh -c '[ "$(cat /sys/class/infiniband/roce0/hca_type)" = softrvt ]'
+check "stock: rdma link add softrvt1 type softrvt netdev v1" \
+	wire_ns_dev ns1 v1 softrvt1 198.18.14.2 2001:2:0:14::2
+veth x0 x1
+check "stock: rdma link add $rxe type rxe netdev x0" \
+	rdma link add "$rxe" type rxe netdev x0
+check "stock: $rxe has no hca_type" test ! -e "/sys/class/infiniband/$rxe/hca_type"
+
+stage "the providers that claim each device"
+ibv_devices > "$LOG/devices" 2>&1
+cat "$LOG/devices"
+check "stock: ibv_devices lists roce0, softrvt1 and $rxe" \
+	listed "$LOG/devices" roce0 softrvt1 "$rxe"
+# With one provider's driver file alone, ibv_devices lists exactly the
+# devices that provider claims; the others get libibverbs' warning.
+only() { # driver-file-name log
+	mkdir -p "/tmp/only-$1"
+	cp "/etc/libibverbs.d/$1.driver" "/tmp/only-$1/"
+	unshare -m sh -c "mount --bind /tmp/only-$1 /etc/libibverbs.d &&
+		IBV_SHOW_WARNINGS=1 ibv_devices" > "$2" 2>&1
+	cat "$2"
+}
+only softrvt "$LOG/only-softrvt"
+check "stock: libsoftrvt claims roce0 and softrvt1" \
+	listed "$LOG/only-softrvt" roce0 softrvt1
+# No line, and libibverbs' warning, for each device; and the provider
+# did not match it before libibverbs' own check of the ABI version turned
+# it down, which is all that kept a name pattern "softrvt*" off rxe's
+# softrvt_rxe0 (rxe's ABI is 2, softrvt's 1).
+refused() { # log provider device...
+	local f=$1 p=$2 d
+	shift 2
+	for d in "$@"; do
+		! listed "$f" "$d" &&
+			grep -q "no userspace device-specific driver found for $d" "$f" &&
+			! grep -q "Driver $p does not support the kernel ABI .*/$d\$" "$f" ||
+			return 1
+	done
+}
+check "stock: libsoftrvt refuses the rxe device named $rxe" \
+	refused "$LOG/only-softrvt" softrvt "$rxe"
+only rxe "$LOG/only-rxe"
+check "stock: librxe claims $rxe" listed "$LOG/only-rxe" "$rxe"
+check "stock: librxe claims neither softrvt device" \
+	refused "$LOG/only-rxe" rxe roce0 softrvt1
+
+for d in roce0 softrvt1 "$rxe"; do
+	ibv_devinfo -d "$d" > "$LOG/devinfo-$d" 2>&1
+	rc=$?
+	cat "$LOG/devinfo-$d"
+	check "stock: ibv_devinfo -d $d opens it through its provider" \
+		sh -c "[ $rc = 0 ] && grep -q 'hca_id:.*$d' '$LOG/devinfo-$d' && grep -q 'state:.*PORT_ACTIVE' '$LOG/devinfo-$d'"
+done
+
+stage "ibv_rc_pingpong -c on roce0"
+gid=$(gid_index roce0 198.18.14.1)
+listening() { ip netns exec ns1 ss -ltn 2>/dev/null | grep -q ":18515 "; }
+ip netns exec ns1 timeout 120 ibv_rc_pingpong -d roce0 -g "$gid" -n 100 -c \
+	> "$LOG/pingpong.server" 2>&1 &
+spid=$!
+if wait_for 100 listening; then
+	ip netns exec ns1 timeout 120 ibv_rc_pingpong -d roce0 -g "$gid" -n 100 -c \
+		127.0.0.1 > "$LOG/pingpong.client" 2>&1
+	crc=$?
+else
+	crc=255
+fi
+wait "$spid"
+src=$?
+cat "$LOG/pingpong.client" "$LOG/pingpong.server" 2>/dev/null
+check "stock: ibv_rc_pingpong -c on roce0, server and client" \
+	sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -q '100 iters in' '$LOG/pingpong.client'"
+
+stage "removal"
+rdma link delete "$rxe"
+ip link del x0
+ip netns del ns1
+wait_for 100 no_ibdev roce0 && wait_for 100 no_ibdev softrvt1
+check "stock: rmmod softrvt once its devices are gone" rmmod softrvt
+apt-get remove -y softrvt-dkms ibverbs-provider-softrvt > "$LOG/apt-remove.log" 2>&1
+rc=$?
+[ "$rc" = 0 ] || tail -n 30 "$LOG/apt-remove.log"
+check "stock: apt-get remove removes both packages" none_installed "$rc"
+left=$(softrvt_files)
+[ -z "$left" ] || echo "left behind: $left"
+check "stock: no module, source, provider or driver file left behind" test -z "$left"
+check "stock: modprobe no longer finds softrvt" sh -c '! modinfo softrvt > /dev/null 2>&1'
+stage "done"
+true
