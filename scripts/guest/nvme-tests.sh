@@ -113,10 +113,11 @@ busy_io() { # log
 		--time_based --runtime=200 > "$1" 2>&1
 }
 
-io_moving() { # some I/O completed on the namespace
-	local d
+io_moving() { # some I/O completed on the namespace (shell builtins only)
+	local d reads _ writes
 	d=$(nvme_dev) || return 1
-	[ "$(awk '{print $1 + $5}' "/sys/block/${d#/dev/}/stat")" -gt 100 ]
+	read -r reads _ _ _ writes _ < "/sys/block/${d#/dev/}/stat" || return 1
+	[ $((reads + writes)) -gt 100 ]
 }
 
 # Do CMD while fio runs; fio must then end within a minute.
@@ -125,7 +126,7 @@ under_io() { # label cmd...
 	shift
 	busy_io /tmp/fio-busy.log &
 	pid=$!
-	check "nvme: I/O running before $label" wait_for 600 io_moving
+	check "nvme: I/O running before $label" wait_for 300 io_moving
 	check "nvme: $label under I/O" "$@"
 	while [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1
