@@ -15,7 +15,7 @@ set -u
 ADDR=198.18.42.1
 EXPORT=/tmp/nfs-export
 MNT=/tmp/nfs-mnt
-mib=64
+mib=32
 [ "${SOFTRVT_FULL:-}" ] && mib=384
 splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 

@@ -24,7 +24,7 @@ NQN=nqn.2026-12.org.softrvt:nvme-frwr
 ADDR=198.18.41.1
 CFS=/sys/kernel/config/nvmet
 variant=${1:-}
-rand_mib=16 seq_mib=64
+rand_mib=8 seq_mib=32
 [ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
 splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 
