@@ -25,6 +25,7 @@ server_up() {
 	# The root is read-only: nfs-utils keeps its state in tmpfs.
 	mount -t tmpfs tmpfs /var/lib/nfs &&
 		mkdir -p /var/lib/nfs/sm /var/lib/nfs/v4recovery "$EXPORT" &&
+		touch /var/lib/nfs/etab /var/lib/nfs/rmtab /var/lib/nfs/xtab &&
 		mount -t tmpfs -o size=$((mib * 2 + 64))m tmpfs "$EXPORT" &&
 		modprobe nfsd && modprobe rpcrdma &&
 		{ mountpoint -q /proc/fs/nfsd ||
@@ -62,6 +63,7 @@ mounted_rdma() { grep -q " $MNT nfs .*proto=rdma" /proc/mounts; }
 # through it after the client's page cache is dropped.
 round_trip() {
 	local want got
+	mounted_rdma || return 1
 	head -c $((mib << 20)) /dev/urandom > /tmp/nfs.data
 	timeout 600 dd if=/tmp/nfs.data of="$MNT/big" bs=1M status=none \
 		conv=fsync || return 1
@@ -84,11 +86,13 @@ round_trip() {
 # Both ends of the transport are RC QPs of rpcrdma (the client's xprtrdma
 # and the server's svcrdma) on softrvt8: the data did not take TCP.
 rdma_qps() {
-	local n
-	n=$(rdma resource show qp link softrvt8/1 2>/dev/null |
-		grep 'type RC' | grep -c 'comm \[rpcrdma\]')
-	echo "nfs: rpcrdma holds $n RC QPs on softrvt8"
-	[ "$n" -ge 2 ]
+	local qps n
+	qps=$(rdma -d resource show qp 2>&1)
+	n=$(printf '%s\n' "$qps" | grep 'softrvt8' | grep -c 'rpcrdma')
+	echo "nfs: rpcrdma holds $n QPs on softrvt8"
+	[ "$n" -ge 2 ] && return 0
+	printf '%s\n' "$qps"
+	return 1
 }
 
 echo "== NFS over RDMA on softrvt"

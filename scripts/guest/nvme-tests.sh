@@ -102,7 +102,7 @@ io_checks() { # label
 
 # Kernel MRs the target owns: none unless rdma_rw registers its pages.
 target_mrs() {
-	rdma resource show mr 2>/dev/null | grep -c 'comm \[nvmet_rdma\]'
+	rdma -d resource show mr 2>/dev/null | grep -c 'nvmet_rdma'
 }
 
 # A run of I/O that outlives what is done to it; its status says how it
