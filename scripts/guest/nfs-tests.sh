@@ -83,13 +83,15 @@ round_trip() {
 	[ "$(cat "$EXPORT/big" | sha256sum)" = "$(sha256sum < /tmp/nfs.data)" ]
 }
 
-# Both ends of the transport are RC QPs of rpcrdma (the client's xprtrdma
-# and the server's svcrdma) on softrvt8: the data did not take TCP.
+# Both ends of the transport are RC QPs in RTS on softrvt8 (the client's
+# xprtrdma and the server's svcrdma, made through rdma_cm, which names
+# them): the data did not take TCP.
 rdma_qps() {
 	local qps n
 	qps=$(rdma -d resource show qp 2>&1)
-	n=$(printf '%s\n' "$qps" | grep 'softrvt8' | grep -c 'rpcrdma')
-	echo "nfs: rpcrdma holds $n QPs on softrvt8"
+	n=$(printf '%s\n' "$qps" | grep 'link softrvt8/' |
+		grep -c 'type RC state RTS')
+	echo "nfs: $n RC QPs in RTS on softrvt8"
 	[ "$n" -ge 2 ] && return 0
 	printf '%s\n' "$qps"
 	return 1
@@ -106,7 +108,7 @@ check "nfs: mount -o proto=rdma,port=20049" client_mount
 check "nfs: the mount is over RDMA" mounted_rdma
 check "nfs: $mib MiB and three odd-sized files written and read back" \
 	round_trip
-check "nfs: client and server QPs on softrvt8" rdma_qps
+check "nfs: client and server RC QPs on softrvt8" rdma_qps
 check "nfs: umount" timeout 120 umount "$MNT"
 server_down
 rm -f /tmp/nfs.data
