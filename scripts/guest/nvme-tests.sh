@@ -126,7 +126,14 @@ under_io() { # label cmd...
 	shift
 	busy_io /tmp/fio-busy.log &
 	pid=$!
-	check "nvme: I/O running before $label" wait_for 300 io_moving
+	if wait_for 300 io_moving; then
+		pass "nvme: I/O running before $label"
+	else
+		fail "nvme: I/O running before $label"
+		ls /sys/block
+		cat "/sys/block/$(basename "$(nvme_dev)")/stat"
+		cat /tmp/fio-busy.log
+	fi
 	check "nvme: $label under I/O" "$@"
 	while [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
 		sleep 0.1
