@@ -70,6 +70,11 @@ target_down() {
 }
 
 connect() { # [nvme connect options]
+	local f
+	# A fio that outlived its namespace may have left a plain file there.
+	for f in /dev/nvme*n1; do
+		[ -f "$f" ] && rm -f "$f"
+	done
 	modprobe nvme-rdma &&
 		timeout 120 nvme connect -t rdma -a "$ADDR" -s 4420 -n "$NQN" "$@" &&
 		wait_for 300 nvme_dev
@@ -86,7 +91,7 @@ disconnect() {
 
 # fio writes NAME's pattern and reads it back, crc32c in every block.
 fio_verify() { # name rw bs mib
-	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 \
+	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \
 		--ioengine=libaio --iodepth=16 --rw="$2" --bs="$3" \
 		--size="$4M" --verify=crc32c --verify_fatal=1 \
 		--output="/tmp/fio-$1.log" || { cat "/tmp/fio-$1.log"; return 1; }
@@ -108,7 +113,7 @@ target_mrs() {
 # A run of I/O that outlives what is done to it; its status says how it
 # ended.  The device disappears under it: it must end, in error.
 busy_io() { # log
-	timeout 300 fio --name=busy --filename="$(nvme_dev)" --direct=1 \
+	timeout 300 fio --name=busy --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \
 		--ioengine=libaio --iodepth=8 --rw=randrw --bs=16k --size=64M \
 		--time_based --runtime=200 > "$1" 2>&1
 }
