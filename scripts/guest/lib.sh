@@ -15,6 +15,17 @@ tap_results() { # prefix file
 		esac
 	done < "$2"
 }
+# Run a TAP-printing program into LOG, show it, count its lines as results
+# and its exit status as one more, "PREFIX: exits 0".
+tap_prog() { # prefix log command...
+	local prefix=$1 log=$2 rc
+	shift 2
+	"$@" > "$log" 2>&1
+	rc=$?
+	cat "$log"
+	tap_results "$prefix" "$log"
+	check "$prefix: exits 0" [ "$rc" = 0 ]
+}
 check() { # name command...
 	local name=$1
 	shift

@@ -81,11 +81,7 @@ pair "perftest: ib_send_lat -s 8" "$lat" ib_send_lat -d $DEV -x $GID -F -s 8 -n 
 pair "perftest: ib_write_lat -s 8" "$lat" ib_write_lat -d $DEV -x $GID -F -s 8 -n 500
 
 if [ -x tests/verbs_ops ]; then
-	tests/verbs_ops $DEV $GID > "$LOG/verbs_ops.tap" 2>&1
-	rc=$?
-	cat "$LOG/verbs_ops.tap"
-	tap_results "verbs_ops" "$LOG/verbs_ops.tap"
-	check "verbs_ops: exits 0" [ "$rc" = 0 ]
+	tap_prog verbs_ops "$LOG/verbs_ops.tap" tests/verbs_ops $DEV $GID
 else
 	fail "verbs_ops: binary built"
 fi
@@ -93,11 +89,8 @@ fi
 # Memory windows on the same-device path; wire-tests.sh runs them across
 # the wire.
 if [ -x tests/wire_mw ]; then
-	timeout 300 tests/wire_mw $DEV $GID $DEV $GID > "$LOG/wire_mw.tap" 2>&1
-	rc=$?
-	cat "$LOG/wire_mw.tap"
-	tap_results "mw one device" "$LOG/wire_mw.tap"
-	check "mw one device: exits 0" [ "$rc" = 0 ]
+	tap_prog "mw one device" "$LOG/wire_mw.tap" \
+		timeout 300 tests/wire_mw $DEV $GID $DEV $GID
 else
 	fail "wire_mw: binary built"
 fi

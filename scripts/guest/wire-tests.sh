@@ -110,20 +110,12 @@ echo "== wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
 ig1=$(gid_index softrvt1 198.18.12.1)
 ig2=$(gid_index softrvt2 198.18.12.2)
-timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2" \
-	> "$OUT/wire/errors.tap" 2>&1
-erc=$?
-cat "$OUT/wire/errors.tap"
-tap_results "wire errors" "$OUT/wire/errors.tap"
-check "wire errors: exits 0" [ "$erc" = 0 ]
+tap_prog "wire errors" "$OUT/wire/errors.tap" \
+	timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2"
 
 echo "== wire: memory windows"
-timeout 300 tests/wire_mw softrvt1 "$ig1" softrvt2 "$ig2" \
-	> "$OUT/wire/mw.tap" 2>&1
-mwrc=$?
-cat "$OUT/wire/mw.tap"
-tap_results "wire mw" "$OUT/wire/mw.tap"
-check "wire mw: exits 0" [ "$mwrc" = 0 ]
+tap_prog "wire mw" "$OUT/wire/mw.tap" \
+	timeout 300 tests/wire_mw softrvt1 "$ig1" softrvt2 "$ig2"
 
 echo "== wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
