@@ -2057,19 +2057,6 @@ down:
 	tap_case = NULL;
 }
 
-static bool parse_index(const char *arg, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > 255)
-		return false;
-	*out = (int)v;
-	return true;
-}
-
 static unsigned int env_uint(const char *name, unsigned int dflt)
 {
 	const char *s = getenv(name);

@@ -138,7 +138,7 @@ const char *state_str(int state)
 		[IBV_QPS_ERR] = "ERR",
 	};
 
-	if (state >= 0 && state < (int)(sizeof(names) / sizeof(names[0])) &&
+	if (state >= 0 && state < (int)ARRAY_SIZE(names) &&
 	    names[state])
 		return names[state];
 	return "?";
@@ -462,11 +462,15 @@ bool side_open(struct side *s, int mr_access)
 	for (i = 0; i < n; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), s->dev))
 			break;
-	if (i == n)
+	if (i == n) {
 		detail("%s not among the %d devices libibverbs found", s->dev,
 		       n);
-	else if (!(s->ctx = ibv_open_device(list[i])))
-		detail("ibv_open_device %s: %s", s->dev, strerror(errno));
+	} else {
+		s->ctx = ibv_open_device(list[i]);
+		if (!s->ctx)
+			detail("ibv_open_device %s: %s", s->dev,
+			       strerror(errno));
+	}
 	ibv_free_device_list(list);
 	if (!s->ctx)
 		return false;
@@ -547,16 +551,17 @@ bool side_close(struct side *s)
 	return good;
 }
 
-bool parse_index(const char *arg, int *out)
+bool sides_from_args(int argc, char **argv, const char *prog,
+		     const char *example)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 0 || v > 255)
+	if (argc != 5 || !parse_index(argv[2], &sa.gid_index) ||
+	    !parse_index(argv[4], &sb.gid_index)) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
+			"  e.g. %s %s\n", prog, prog, example);
 		return false;
-	*out = (int)v;
+	}
+	sa.dev = argv[1];
+	sb.dev = argv[3];
 	return true;
 }
 

@@ -107,7 +107,9 @@ struct ibv_send_wr atomic_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
 /* Devices */
 bool side_open(struct side *s, int mr_access);
 bool side_close(struct side *s);
-bool parse_index(const char *arg, int *out);
+/* DEV_A GID_A DEV_B GID_B into sa and sb, or the usage on stderr. */
+bool sides_from_args(int argc, char **argv, const char *prog,
+		     const char *example);
 const char *gid_str(const union ibv_gid *gid, char *buf, size_t len);
 
 #endif /* SOFTRVT_TESTS_RC_PAIR_H */

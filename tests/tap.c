@@ -3,8 +3,10 @@
  * TAP output and data checks shared by the userspace tests (tap.h).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -182,4 +184,17 @@ int find_gid(const char *dev, const char *addr, union ibv_gid *gid)
 		fclose(f);
 	}
 	return -1;
+}
+
+bool parse_index(const char *arg, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > 255)
+		return false;
+	*out = (int)v;
+	return true;
 }

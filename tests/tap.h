@@ -37,5 +37,8 @@ bool all_bytes(const uint8_t *p, size_t n, uint8_t v, const char *what);
 /* A completion, field by field, as a detail. */
 void detail_wc(const char *what, const struct ibv_wc *wc);
 int find_gid(const char *dev, const char *addr, union ibv_gid *gid);
+/* A GID index or the like, 0 to 255, from the command line. */
+bool parse_index(const char *arg, int *out);
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #endif /* SOFTRVT_TESTS_TAP_H */

@@ -778,16 +778,9 @@ int main(int argc, char **argv)
 	static const union ibv_gid zero_gid;
 	bool up;
 
-	if (argc != 5 || !parse_index(argv[2], &sa.gid_index) ||
-	    !parse_index(argv[4], &sb.gid_index)) {
-		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
-			"  e.g. %s softrvt1 1 softrvt2 1\n",
-			argc > 0 ? argv[0] : "wire_errors",
-			argc > 0 ? argv[0] : "wire_errors");
+	if (!sides_from_args(argc, argv, argc > 0 ? argv[0] : "wire_errors",
+			     "softrvt1 1 softrvt2 1"))
 		return 2;
-	}
-	sa.dev = argv[1];
-	sb.dev = argv[3];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
 

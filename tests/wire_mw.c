@@ -384,16 +384,9 @@ int main(int argc, char **argv)
 {
 	bool up;
 
-	if (argc != 5 || !parse_index(argv[2], &sa.gid_index) ||
-	    !parse_index(argv[4], &sb.gid_index)) {
-		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B\n"
-			"  e.g. %s softrvt1 1 softrvt2 1, or softrvt0 1 softrvt0 1\n",
-			argc > 0 ? argv[0] : "wire_mw",
-			argc > 0 ? argv[0] : "wire_mw");
+	if (!sides_from_args(argc, argv, argc > 0 ? argv[0] : "wire_mw",
+			     "softrvt1 1 softrvt2 1, or softrvt0 1 softrvt0 1"))
 		return 2;
-	}
-	sa.dev = argv[1];
-	sb.dev = argv[3];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("TAP version 13\n");
 
