@@ -15,6 +15,10 @@
  * every packet crosses the wire) or one device twice (the same-device
  * path).  The sides and QP pairs are rc_pair.c's.
  *
+ * The driver method that carries BIND_MW and LOCAL_INV is also called
+ * directly, with what the provider never sends: a WR with its reserved
+ * word set, or of another opcode, must fail with EINVAL and post nothing.
+ *
  * usage: wire_mw DEV_A GID_A DEV_B GID_B   prints TAP, exits 1 on any
  *                                            failure
  */
@@ -23,7 +27,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/ioctl.h>
+
 #include <infiniband/verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+#include <rdma/softrvt-abi.h>
 
 #include "rc_pair.h"
 #include "tap.h"
@@ -380,6 +388,96 @@ static void case_mr_busy(void)
 	pair_down(&p);
 }
 
+/*
+ * SOFTRVT_METHOD_QP_POST_MW_WR as any process may call it, without the
+ * provider.  Return: 0 or the errno.
+ */
+static int post_mw_wr_raw(struct ibv_qp *qp, const struct softrvt_mw_wr *wr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[2];
+	} cmd = {
+		.hdr = {
+			.length = sizeof(cmd),
+			.object_id = UVERBS_OBJECT_QP,
+			.method_id = SOFTRVT_METHOD_QP_POST_MW_WR,
+			.num_attrs = 2,
+		},
+		.attrs = {
+			{
+				.attr_id = SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE,
+				.data = qp->handle,
+			},
+			{
+				.attr_id = SOFTRVT_ATTR_POST_MW_WR_WR,
+				.len = sizeof(*wr),
+				.data = (uintptr_t)wr,
+			},
+		},
+	};
+
+	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
+/*
+ * The method with bad WRs: each refused with EINVAL, nothing completes.
+ * A good one first, so that the refusals are not the call's own fault;
+ * a bind naming no window last: accepted, it fails when it runs.
+ */
+static void case_method_bad_input(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct softrvt_mw_wr wr;
+	struct ibv_mw *mw;
+	struct pair p;
+	int ret;
+
+	if (!case_begin(&p, "driver method, bad input", &c))
+		return;
+	mw = alloc_mw(IBV_MW_TYPE_2);
+	wr = (struct softrvt_mw_wr) {
+		.wr_id = 0x601,
+		.opcode = IB_UVERBS_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.rkey = mw ? ibv_inc_rkey(mw->rkey) : 0,
+		.mr_lkey = sb.mr->lkey,
+		.addr = (uintptr_t)(sb.buf + WIN_OFF),
+		.length = 4096,
+		.access = IBV_ACCESS_REMOTE_WRITE,
+	};
+	ret = mw ? post_mw_wr_raw(p.qb, &wr) : -1;
+	ok(!ret && expect_wc(&sb, "B", 0x601, IBV_WC_SUCCESS, IBV_WC_BIND_MW,
+			     -1, p.qb, WAIT_MS) &&
+	   write_ok(&p, wr.rkey, WIN_OFF, 4096, 8, 0x602),
+	   "a well-formed BIND_MW through the method binds (returned %d)",
+	   ret);
+
+	wr.wr_id = 0x603;
+	wr.reserved = 1;
+	ret = post_mw_wr_raw(p.qb, &wr);
+	ok(ret == EINVAL && cq_empty(&sb, "after the refused WR"),
+	   "reserved word set: EINVAL, nothing posted (returned %d)", ret);
+
+	wr.reserved = 0;
+	wr.opcode = IB_UVERBS_WR_SEND;
+	ret = post_mw_wr_raw(p.qb, &wr);
+	ok(ret == EINVAL && cq_empty(&sb, "after the refused WR"),
+	   "opcode SEND: EINVAL, nothing posted (returned %d)", ret);
+
+	wr.opcode = IB_UVERBS_WR_BIND_MW;
+	wr.wr_id = 0x604;
+	wr.rkey ^= 0xffffff00;
+	ret = post_mw_wr_raw(p.qb, &wr);
+	ok(!ret && expect_wc(&sb, "B", 0x604, IBV_WC_MW_BIND_ERR, -1, -1,
+			     p.qb, WAIT_MS),
+	   "a bind whose key names no window: posted, completes IBV_WC_MW_BIND_ERR (returned %d)",
+	   ret);
+	drain(&sb);
+	ok(dealloc_mw(mw), "ibv_dealloc_mw");
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	bool up;
@@ -401,6 +499,7 @@ int main(int argc, char **argv)
 		case_type2_local_inv();
 		case_type2_send_inv();
 		case_mr_busy();
+		case_method_bad_input();
 	}
 	if (sb.ctx)
 		ok(side_close(&sb), "close B: %s", sb.dev);
