@@ -26,7 +26,6 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) x $(nproc) (QEM
 echo "A perftest figure of n/a means its clock calibration failed three"
 echo "times; the pingpong rows time themselves and always hold."
 
-listening() { ss -ltn 2>/dev/null | grep -q ":18515 "; }
 
 # One server/client run; prints the client's output.
 run_pair() {
@@ -34,7 +33,7 @@ run_pair() {
 	shift
 	timeout 300 "$@" > "$log.server" 2>&1 &
 	local spid=$! n=100
-	while [ $n -gt 0 ] && ! listening; do sleep 0.1; n=$((n - 1)); done
+	while [ $n -gt 0 ] && ! tcp_listening 18515; do sleep 0.1; n=$((n - 1)); done
 	timeout 300 "$@" localhost > "$log.client" 2>&1
 	wait "$spid"
 	cat "$log.client"
@@ -135,9 +134,9 @@ ns_pair() {
 		sargs+=("${sa//%D/$sdev}")
 		cargs+=("${ca//%D/$cdev}")
 	done
-	ns_exec "$sns" timeout 300 "$prog" "${sargs[@]}" > "$log.server" 2>&1 &
+	(ns_spawn "$sns" timeout 300 "$prog" "${sargs[@]}") > "$log.server" 2>&1 &
 	local spid=$!
-	while [ $n -gt 0 ] && ! ns_listening "$sns" 18515; do
+	while [ $n -gt 0 ] && ! tcp_listening 18515 "$spid"; do
 		sleep 0.1
 		n=$((n - 1))
 	done

@@ -44,6 +44,31 @@ wait_for() {
 	return 1
 }
 
+# Whether the network namespace of process PID (default: this shell) has a
+# TCP listener on PORT.  Reads /proc with shell builtins: `ss` takes over a
+# second a call under TCG, and the test servers are polled for.
+tcp_listening() { # PORT [PID]
+	local net=/proc/${2:-self}/net port f sl loc rem st rest
+	printf -v port '%04X' "$1"
+	for f in "$net/tcp" "$net/tcp6"; do
+		[ -r "$f" ] || continue
+		while read -r sl loc rem st rest; do
+			[ "$st" = 0A ] && [ "${loc##*:}" = "$port" ] && return 0
+		done < "$f"
+	done
+	return 1
+}
+
+# Only the libibverbs providers the tests use: libibverbs loads every one
+# listed in /etc/libibverbs.d when a device is new to it, a second for
+# each program under TCG.  softrvt's comes from RDMAV_DRIVERS; the stock
+# guest's tests keep Debian's whole list.
+only_rxe_provider() {
+	mkdir -p /run/libibverbs.d &&
+		cp /etc/libibverbs.d/rxe.driver /run/libibverbs.d/ &&
+		mount --bind /run/libibverbs.d /etc/libibverbs.d
+}
+
 link_state() { # dev -> ACTIVE/DOWN
 	rdma link show "$1/1" 2>/dev/null | sed -n 's/.* state \([A-Z]*\).*/\1/p'
 }

@@ -8,6 +8,7 @@ set -u
 
 . scripts/guest/lib.sh
 : > "$OUT/results"
+only_rxe_provider || fail "setup: libibverbs providers trimmed to rxe's"
 
 echo "== README, as printed"
 scripts/guest/readme-tests.sh

@@ -154,11 +154,10 @@ done
 
 stage "ibv_rc_pingpong -c on roce0"
 gid=$(gid_index roce0 198.18.14.1)
-listening() { ip netns exec ns1 ss -ltn 2>/dev/null | grep -q ":18515 "; }
 ip netns exec ns1 timeout 120 ibv_rc_pingpong -d roce0 -g "$gid" -n 100 -c \
 	> "$LOG/pingpong.server" 2>&1 &
 spid=$!
-if wait_for 100 listening; then
+if wait_for 100 tcp_listening 18515 "$spid"; then
 	ip netns exec ns1 timeout 120 ibv_rc_pingpong -d roce0 -g "$gid" -n 100 -c \
 		127.0.0.1 > "$LOG/pingpong.client" 2>&1
 	crc=$?

@@ -65,11 +65,6 @@ file_has() { # FILE STRING
 	return 1
 }
 
-# TCP port 18515 (0x4853) listening on any address.
-listening() {
-	file_has /proc/net/tcp ":4853 00000000:0000 0A" ||
-		file_has /proc/net/tcp6 ":4853 00000000000000000000000000000000:0000 0A"
-}
 # Each end printed the other's QP: connected.  usage: connected LOG WORDS
 connected() {
 	file_has "$1.server" "$2" && file_has "$1.client" "$2"
@@ -134,7 +129,7 @@ start_app() {
 	timeout -k 10 "$app_timeout" stdbuf -oL "${args[@]}" "${sargs[@]}" \
 		> "$log.server" 2>&1 &
 	spid=$!
-	if ! wait_secs 30 listening; then
+	if ! wait_secs 30 tcp_listening 18515; then
 		cpid=
 		return 1
 	fi

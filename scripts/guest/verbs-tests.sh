@@ -14,8 +14,6 @@ GID=1
 LOG=$OUT/verbs
 mkdir -p "$LOG"
 
-listening() { ss -ltn 2>/dev/null | grep -q ":$1 "; }
-
 # Run a server and a client of one program; both must succeed and the
 # client's output must match $want.  usage: pair NAME WANT PROG ARGS...
 pair() {
@@ -24,7 +22,7 @@ pair() {
 	log=$LOG/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)
 	timeout 120 "$prog" "$@" > "$log.server" 2>&1 &
 	local spid=$!
-	if ! wait_for 100 listening 18515; then
+	if ! wait_for 100 tcp_listening 18515; then
 		kill "$spid" 2>/dev/null
 		wait "$spid"
 		fail "$name (server did not listen)"

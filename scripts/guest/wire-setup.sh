@@ -123,10 +123,10 @@ wire_pair() {
 		sargs+=("${sa//%D/$sdev}")
 		cargs+=("${ca//%D/$cdev}")
 	done
-	ns_exec "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}" \
+	(ns_spawn "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}") \
 		> "$log.server" 2>&1 &
 	local spid=$!
-	if ! wait_for 300 ns_listening "$sns" 18515; then
+	if ! wait_for 300 tcp_listening 18515 "$spid"; then
 		kill "$spid" 2>/dev/null
 		wait "$spid"
 		fail "$name (server did not listen)"
@@ -154,4 +154,11 @@ ns_exec() { # NS|init CMD...
 	if [ "$ns" = init ]; then "$@"; else nsenter --net="/run/netns/$ns" "$@"; fi
 }
 
-ns_listening() { ns_exec "$1" ss -ltn 2>/dev/null | grep -q ":$2 "; }
+# ns_exec in place of the shell that calls it: in a background subshell,
+# $! is then the command's own process, inside the namespace.
+ns_spawn() { # NS|init CMD...
+	local ns=$1
+	shift
+	if [ "$ns" = init ]; then exec "$@"; fi
+	exec nsenter --net="/run/netns/$ns" "$@"
+}
