@@ -93,7 +93,7 @@ disconnect() {
 fio_verify() { # name rw bs mib
 	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \
 		--ioengine=libaio --iodepth=16 --rw="$2" --bs="$3" \
-		--size="$4M" --verify=crc32c --verify_fatal=1 \
+		--size="$4M" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
 		--output="/tmp/fio-$1.log" || { cat "/tmp/fio-$1.log"; return 1; }
 	grep -E '^ *(write|read):' "/tmp/fio-$1.log"
 }
