@@ -211,7 +211,7 @@ pair_test() {
 		grep -q '^guest b failed: the guest is wedged or paused' "$d/out/verdict" &&
 		grep -q '^the guest is wedged or paused' "$d/out/b/verdict" &&
 		grep -q '^stopped: guest b failed: the guest is wedged' "$d/out/a/verdict"
-	result "a pair whose guest b wedges: both stopped, the verdict names guest b" $?
+	result "a paused guest of a pair is stopped for its missing heartbeat, the other with it, the verdict naming it" $?
 }
 
 # The meeting point of a pair's scripts (pair-sync.py and pair_sync of
