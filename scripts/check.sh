@@ -106,7 +106,10 @@ if [ -n "$kdir" ]; then
 	grep -E '^(PASS|FAIL) ' "$out/harness-sleeper.log" >> "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" mirror 2>&1 | tee -a "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" kvm 2>&1 | tee -a "$results"
-	"$TOP/scripts/harness-tests.sh" "$kdir" paused 2>&1 | tee -a "$results"
+	# The pair's guest b is caught as the paused guest is, by its missing
+	# heartbeat: one boot pair for both proofs.
+	"$TOP/scripts/harness-tests.sh" "$kdir" pair 2>&1 | tee -a "$results"
+	"$TOP/scripts/harness-tests.sh" "$kdir" pairsync 2>&1 | tee -a "$results"
 fi
 
 # The kernel's own checkers: any report fails the run.
@@ -131,9 +134,20 @@ kernel_checks() { # label outdir
 	fi
 }
 
-# One boot of the debug kernel: its results, its verdict, its kernel log.
-# The watchdog stops a hung guest within minutes; the timeout only bounds
-# a run that keeps moving.
+# What a guest left in its out folder: its verdict, its results, its
+# kernel log.
+guest_judge() { # label outdir
+	if [ -f "$2/verdict" ]; then
+		record FAIL "$1guest: $(cat "$2/verdict")"
+	else
+		record PASS "$1guest: ran to the end (longest silence $(cat "$2/longest-silence")s)"
+	fi
+	[ -f "$2/results" ] && sed "s/^\(PASS\|FAIL\) /&$1/" "$2/results" >> "$results"
+	kernel_checks "$1" "$2"
+}
+
+# One boot of the debug kernel.  The watchdog stops a hung guest within
+# minutes; the timeout only bounds a run that keeps moving.
 guest_run() { # label outdir timeout [vm.sh options] -- command...
 	local label=$1 gout=$2 gtimeout=$3
 	shift 3
@@ -141,13 +155,21 @@ guest_run() { # label outdir timeout [vm.sh options] -- command...
 	"$TOP/scripts/vm.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
 		> "$gout.log" 2>&1
 	tail -n 150 "$gout.log"
-	if [ -f "$gout/verdict" ]; then
-		record FAIL "${label}guest: $(cat "$gout/verdict")"
-	else
-		record PASS "${label}guest: ran to the end (longest silence $(cat "$gout/longest-silence")s)"
-	fi
-	[ -f "$gout/results" ] && cat "$gout/results" >> "$results"
-	kernel_checks "$label" "$gout"
+	guest_judge "$label" "$gout"
+}
+
+# Two guests as two hosts (vm-pair.sh), each judged as a guest: guest a's
+# results and kernel log under "LABEL a: ", guest b's under "LABEL b: ".
+pair_run() { # label outdir timeout [vm-pair.sh options] -- command...
+	local label=$1 gout=$2 gtimeout=$3 t0=$SECONDS
+	shift 3
+	mkdir -p "$gout"
+	"$TOP/scripts/vm-pair.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
+		> "$gout.log" 2>&1
+	tail -n 200 "$gout.log"
+	echo "$label: both guests ran for $((SECONDS - t0))s"
+	guest_judge "$label a: " "$gout/a"
+	guest_judge "$label b: " "$gout/b"
 }
 
 # SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.  The
@@ -159,6 +181,9 @@ guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 # ib_core.force_mr is read-only once booted: a boot of its own.
 guest_run "force_mr: " "$out/guest-force-mr" 900 -a ib_core.force_mr=1 -- \
 	env SOFTRVT_FULL="$full" scripts/guest/nvme-tests.sh force_mr
+# softrvt and rxe on two hosts: one boot of two guests.
+pair_run "pair" "$out/guest-pair" 1800 -- \
+	env SOFTRVT_FULL="$full" scripts/guest/pair-tests.sh
 
 wait "$stock"
 echo "== stock guest (Debian 13's kernel, make deb, DKMS)"

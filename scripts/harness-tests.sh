@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Tests of the test harness itself, on the host: the Debian mirror taken
-# from apt's sources, the KVM probe and its fallback to TCG, and the
-# watchdog that stops a guest that hangs.  A broken KVM is played by
+# from apt's sources, the KVM probe and its fallback to TCG, the watchdog
+# that stops a guest that hangs, the pair of guests that stops as one, and
+# the meeting point of the pair's scripts.  A broken KVM is played by
 # scripts/harness/fake-qemu, so this runs on any machine.
 #
-# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper]
+# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync]
 # Prints "PASS name"/"FAIL name" lines.
 set -uo pipefail
 
@@ -183,11 +184,94 @@ sleeper_test() {
 	result "a test that sleeps for ever is stopped within 5 minutes, cause named" $?
 }
 
+# Two guests of vm-pair.sh, both at a command that sleeps for ever; then
+# guest b's kernel stops (its QEMU paused).  b's watchdog stops it for its
+# missing heartbeat, the pair stops a, and the pair's verdict names b.
+pair_test() {
+	local d=$work/pair t0=$SECONDS n=600 paused
+	mkdir -p "$d"
+	rc=0
+	SOFTRVT_HEARTBEAT_STALL=30 "$TOP/scripts/vm-pair.sh" -l -k "$kdir" \
+		-t 1800 -o "$d/out" -- 'echo "harness-pair-$SOFTRVT_PAIR"; sleep infinity' \
+		> "$d/log" 2>&1 &
+	vpid=$!
+	while [ $n -gt 0 ] && kill -0 "$vpid" 2>/dev/null &&
+		! { grep -q '^a| harness-pair-a' "$d/log" &&
+			grep -q '^b| harness-pair-b' "$d/log"; }; do
+		sleep 1
+		n=$((n - 1))
+	done
+	kill -STOP "$(cat "$d/out/b/qemu.pid" 2>/dev/null)" 2>/dev/null
+	paused=$SECONDS
+	wait "$vpid" || rc=$?
+	took=$((SECONDS - paused))
+	echo "--- harness pair: rc=$rc, ended ${took}s after guest b's pause ($((SECONDS - t0))s in all)"
+	grep -E '^\[softrvt\] pair:' "$d/log"
+	[ "$rc" = 126 ] && [ "$took" -lt 120 ] &&
+		grep -q '^guest b failed: the guest is wedged or paused' "$d/out/verdict" &&
+		grep -q '^the guest is wedged or paused' "$d/out/b/verdict" &&
+		grep -q '^stopped: guest b failed: the guest is wedged' "$d/out/a/verdict"
+	result "a paused guest of a pair is stopped for its missing heartbeat, the other with it, the verdict naming it" $?
+}
+
+# The meeting point of a pair's scripts (pair-sync.py and pair_sync of
+# scripts/guest/pair-lib.sh), here on the host's loopback: two scripts in
+# step exchange their values; out of step, or alone, each fails at once or
+# at its deadline, says why, and fails every later step without waiting.
+pairsync_test() {
+	local d=$work/pairsync port sp ok=0
+	mkdir -p "$d/a" "$d/b"
+	port=$((20000 + RANDOM % 40000))
+	python3 "$TOP/scripts/guest/pair-sync.py" 127.0.0.1 "$port" 2> "$d/sync.log" &
+	sp=$!
+	side() { # role timeout steps...
+		local role=$1 t=$2
+		shift 2
+		(
+			cd "$TOP" || exit 1
+			export OUT=$d/$role SOFTRVT_PAIR=$role PAIR_SYNC_TIMEOUT=$t
+			. scripts/guest/lib.sh
+			. scripts/guest/pair-lib.sh
+			PAIR_SYNC_ADDR=127.0.0.1 PAIR_SYNC_PORT=$port
+			for step in "$@"; do
+				pair_sync "$step" "$role-$step" && echo "$step: $REPLY"
+			done
+		) > "$d/$role.log" 2>&1
+	}
+	side a 10 one two > /dev/null & side b 10 one two
+	wait $!
+	grep -qx 'two: b-two' "$d/a.log" && grep -qx 'two: a-two' "$d/b.log" ||
+		{ echo "--- in step:"; cat "$d/a.log" "$d/b.log"; ok=1; }
+	side a 10 three four & side b 10 five
+	wait $!
+	grep -q "^FAIL lockstep: guest a meets guest b at 'three' (guest b is at 'five')" "$d/a/results" &&
+		grep -q "^FAIL lockstep: guest b meets guest a at 'five' (guest a is at 'three')" "$d/b/results" &&
+		grep -q "not waiting at 'four': out of step" "$d/a.log" ||
+		{ echo "--- out of step:"; cat "$d/a.log" "$d/b.log"; ok=1; }
+	: > "$d/a/results"
+	local t0=$SECONDS
+	side a 3 alone
+	grep -q "^FAIL lockstep: guest a meets guest b at 'alone' (guest b did not come within 3s)" \
+		"$d/a/results" && [ $((SECONDS - t0)) -lt 10 ] ||
+		{ echo "--- alone:"; cat "$d/a.log"; ok=1; }
+	: > "$d/b/results"
+	(sleep 2; kill "$sp") &
+	t0=$SECONDS
+	side b 60 gone
+	grep -q "^FAIL lockstep: guest b meets guest a at 'gone' (the meeting point hung up" \
+		"$d/b/results" && [ $((SECONDS - t0)) -lt 10 ] ||
+		{ echo "--- meeting point gone:"; cat "$d/b.log"; ok=1; }
+	wait
+	result "pair_sync: in step, out of step, alone, meeting point gone" $ok
+}
+
 case $what in
-all) mirror_tests; kvm_tests; paused_test; sleeper_test ;;
+all) mirror_tests; kvm_tests; paused_test; sleeper_test; pair_test; pairsync_test ;;
 mirror) mirror_tests ;;
 kvm) kvm_tests ;;
 paused) paused_test ;;
 sleeper) sleeper_test ;;
-*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper]"; exit 2 ;;
+pair) pair_test ;;
+pairsync) pairsync_test ;;
+*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync]"; exit 2 ;;
 esac

@@ -3,11 +3,14 @@
 #
 # Boot the test kernel in QEMU and run one command in the guest.
 #
-# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-a ARGS] [-l] [-S]
-#              -- COMMAND...
+# usage: vm.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-s CPUS]
+#              [-a ARGS] [-q QEMU-ARGS] [-l] [-S] -- COMMAND...
 #
 # -a adds ARGS to the guest kernel's command line (module parameters of
 # built-in code, such as ib_core.force_mr=1).
+#
+# -s sets the number of virtual CPUs (default 2); -q adds QEMU-ARGS, split
+# at white space, to QEMU's command line (a network device, for instance).
 #
 # -l (light) skips what only the tests of softrvt need: the modules copied
 # into the guest's /lib/modules and the kmemleak scan.
@@ -33,7 +36,10 @@
 #     (default 120), or did not appear within SOFTRVT_BOOT_STALL seconds
 #     (default 240): the guest kernel is wedged or paused;
 #   - neither the console nor any file under OUTDIR changed for
-#     SOFTRVT_STALL seconds (default 240): the command is stuck.
+#     SOFTRVT_STALL seconds (default 240): the command is stuck;
+#   - the file named by SOFTRVT_STOP appeared: whoever runs this guest
+#     together with others wants it stopped, for the reason the file
+#     gives (scripts/vm-pair.sh, when the other guest failed).
 # The cause goes to OUTDIR/verdict and stderr.
 #
 # Exit status: the command's; 124 on timeout; 125 if the guest died
@@ -46,16 +52,20 @@ kdir=""
 timeout=1200
 out=""
 cpu=max
+smp=2
 light=0
 append=""
+qemu_args=""
 stock=0
-while getopts "k:t:o:c:a:lS" opt; do
+while getopts "k:t:o:c:s:a:q:lS" opt; do
 	case $opt in
 	k) kdir=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	o) out=$OPTARG ;;
 	c) cpu=$OPTARG ;;
+	s) smp=$OPTARG ;;
 	a) append=$OPTARG ;;
+	q) qemu_args=$OPTARG ;;
 	l) light=1 ;;
 	S) stock=1; light=1 ;;
 	*) exit 2 ;;
@@ -71,6 +81,7 @@ stall=${SOFTRVT_STALL:-240}
 hb_stall=${SOFTRVT_HEARTBEAT_STALL:-120}
 boot_stall=${SOFTRVT_BOOT_STALL:-240}
 probe_timeout=${SOFTRVT_PROBE_TIMEOUT:-90}
+stop_file=${SOFTRVT_STOP:-}
 
 # Two cores: one guest at a time, whoever starts it.
 exec 9> "${SOFTRVT_GUEST_LOCK:-$CACHE/guest.lock}"
@@ -152,10 +163,11 @@ boot() {
 	: > "$console"
 
 	machine_args "$bout"
+	# shellcheck disable=SC2086
 	"$qemu" -machine "q35,accel=$accel" -cpu "$bcpu" \
-		-bios /usr/share/qemu/qboot.rom -m 3072 -smp 2 \
+		-bios /usr/share/qemu/qboot.rom -m 3072 -smp "$smp" \
 		-display none -serial stdio -no-reboot -nic none \
-		"${machine[@]}" \
+		"${machine[@]}" $qemu_args \
 		</dev/null > "$console" 2>&1 9>&- &
 	qpid=$!
 	echo "$qpid" > "$bout/qemu.pid"
@@ -167,6 +179,10 @@ boot() {
 	local start=$SECONDS last=$SECONDS mark="" now longest=0 hb
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 2
+		if [ -n "$stop_file" ] && [ -f "$stop_file" ]; then
+			verdict="stopped: $(head -n 1 "$stop_file")"
+			break
+		fi
 		if grep -q 'KVM internal error' "$console"; then
 			verdict="KVM internal error: QEMU paused the guest ($(grep -m1 -o 'Suberror: [0-9]*' "$console" || true))"
 			break

@@ -19,91 +19,15 @@
 set -u
 
 . scripts/guest/lib.sh
+. scripts/guest/nvme-lib.sh
 
-NQN=nqn.2026-12.org.softrvt:nvme-frwr
 ADDR=198.18.41.1
-CFS=/sys/kernel/config/nvmet
 variant=${1:-}
 rand_mib=8 seq_mib=32
 [ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
 splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 
 log0=$(dmesg | wc -l)
-
-nvme_dev() { # the namespace's block device, once there
-	local d
-	for d in /sys/block/nvme*n1; do
-		[ -e "$d" ] && echo "/dev/${d##*/}" && return 0
-	done
-	return 1
-}
-
-no_ctrl() { ! ls /sys/class/nvme 2>/dev/null | grep -q .; }
-
-target_up() { # [use_srq]
-	# The guest's init does not mount configfs.
-	{ mountpoint -q /sys/kernel/config ||
-		mount -t configfs configfs /sys/kernel/config; } &&
-		modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-		modprobe nvmet-rdma use_srq="${1:-0}" &&
-		mkdir "$CFS/subsystems/$NQN" &&
-		echo 1 > "$CFS/subsystems/$NQN/attr_allow_any_host" &&
-		mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
-		echo /dev/nullb0 > "$CFS/subsystems/$NQN/namespaces/1/device_path" &&
-		echo 1 > "$CFS/subsystems/$NQN/namespaces/1/enable" &&
-		mkdir "$CFS/ports/1" &&
-		echo rdma > "$CFS/ports/1/addr_trtype" &&
-		echo ipv4 > "$CFS/ports/1/addr_adrfam" &&
-		echo "$ADDR" > "$CFS/ports/1/addr_traddr" &&
-		echo 4420 > "$CFS/ports/1/addr_trsvcid" &&
-		ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
-}
-
-target_down() {
-	rm -f "$CFS/ports/1/subsystems/$NQN"
-	rmdir "$CFS/ports/1" 2>/dev/null
-	[ -e "$CFS/subsystems/$NQN/namespaces/1/enable" ] &&
-		echo 0 > "$CFS/subsystems/$NQN/namespaces/1/enable"
-	rmdir "$CFS/subsystems/$NQN/namespaces/1" 2>/dev/null
-	rmdir "$CFS/subsystems/$NQN" 2>/dev/null
-	modprobe -r nvmet_rdma nvmet null_blk
-}
-
-connect() { # [nvme connect options]
-	local f
-	# A fio that outlived its namespace may have left a plain file there.
-	for f in /dev/nvme*n1; do
-		[ -f "$f" ] && rm -f "$f"
-	done
-	modprobe nvme-rdma &&
-		timeout 120 nvme connect -t rdma -a "$ADDR" -s 4420 -n "$NQN" "$@" &&
-		wait_for 300 nvme_dev
-}
-
-disconnect() {
-	timeout 120 nvme disconnect -n "$NQN" > /dev/null &&
-		wait_for 300 no_ctrl && return 0
-	# Say where it is stuck: the blocked tasks' stacks.
-	echo w > /proc/sysrq-trigger
-	dmesg | tail -n 80
-	return 1
-}
-
-# fio writes NAME's pattern and reads it back, crc32c in every block.
-fio_verify() { # name rw bs mib
-	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \
-		--ioengine=libaio --iodepth=16 --rw="$2" --bs="$3" \
-		--size="$4M" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="/tmp/fio-$1.log" || { cat "/tmp/fio-$1.log"; return 1; }
-	grep -E '^ *(write|read):' "/tmp/fio-$1.log"
-}
-
-io_checks() { # label
-	check "nvme $1: fio random 4 KiB writes, $rand_mib MiB, verified" \
-		fio_verify rand4k randwrite 4k "$rand_mib"
-	check "nvme $1: fio sequential 1 MiB writes, $seq_mib MiB, verified" \
-		fio_verify seq1m write 1M "$seq_mib"
-}
 
 # Kernel MRs the target owns: none unless rdma_rw registers its pages.
 target_mrs() {
@@ -164,8 +88,8 @@ check "nvme: port ACTIVE" wait_for 50 state_is softrvt7 ACTIVE
 if [ "$variant" = force_mr ]; then
 	check "nvme force_mr: booted with ib_core.force_mr=1" \
 		grep -qw ib_core.force_mr=1 /proc/cmdline
-	check "nvme force_mr: target configured" target_up
-	check "nvme force_mr: host connects" connect
+	check "nvme force_mr: target configured" target_up "$ADDR"
+	check "nvme force_mr: host connects" connect "$ADDR"
 	n=$(target_mrs)
 	echo "nvme force_mr: the target holds $n MRs"
 	check "nvme force_mr: the target registers MRs" [ "$n" -gt 0 ]
@@ -174,23 +98,23 @@ if [ "$variant" = force_mr ]; then
 	check "nvme force_mr: target removed" target_down
 else
 	check "nvme: target configured (null_blk, nvmet-rdma on $ADDR:4420)" \
-		target_up
-	check "nvme: host connects with nvme-cli" connect
+		target_up "$ADDR"
+	check "nvme: host connects with nvme-cli" connect "$ADDR"
 	check "nvme: the target registers no MR without force_mr" \
 		[ "$(target_mrs)" = 0 ]
 	io_checks plain
 	check "nvme: disconnect" disconnect
 	check "nvme: target removed" target_down
 
-	check "nvme use_srq: target on an SRQ" target_up 1
+	check "nvme use_srq: target on an SRQ" target_up "$ADDR" 1
 	check "nvme use_srq: use_srq is on" \
 		grep -qx Y /sys/module/nvmet_rdma/parameters/use_srq
-	check "nvme use_srq: host connects" connect
+	check "nvme use_srq: host connects" connect "$ADDR"
 	io_checks use_srq
 
 	under_io disconnect disconnect
 	# The host keeps trying to reconnect for ctrl-loss-tmo, then gives up.
-	check "nvme: host connects again" connect --ctrl-loss-tmo=8 \
+	check "nvme: host connects again" connect "$ADDR" --ctrl-loss-tmo=8 \
 		--reconnect-delay=2
 	under_io "rdma link delete" link_delete
 	check "nvme: target removed after its device" target_down

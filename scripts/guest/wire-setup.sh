@@ -9,6 +9,16 @@
 
 export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
 
+# What the clients print once they ran to the end: the pingpongs, and the
+# rows of perftest's bandwidth and latency tools (their figures may be
+# 0.00 where perftest cannot calibrate its clock, as under TCG).
+# shellcheck disable=SC2034 # for the scripts that source this
+iters="iters in"
+# shellcheck disable=SC2034
+bw='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+# shellcheck disable=SC2034
+lat='^ *[0-9]+ +[0-9]+ +([0-9.]+|inf) +([0-9.]+|inf) +([0-9.]+|inf)'
+
 # An IPv6 address written out as sysfs shows GIDs, without forking: the
 # guest runs under TCG and this is polled.
 expand6() {
@@ -103,6 +113,44 @@ wire_teardown() {
 	true
 }
 
+# Where the logs of test NAME go: REPLY.server and REPLY.client.
+wire_log() { # NAME
+	[ -d "$OUT/wire" ] || mkdir -p "$OUT/wire"
+	REPLY=$OUT/wire/${1//[^a-zA-Z0-9]/_}
+}
+
+# One side's arguments in WIRE_ARGS: "%G" in ARGS becomes GID, "%D"
+# becomes DEV.
+wire_subst() { # DEV GID ARGS...
+	local dev=$1 gid=$2 a
+	shift 2
+	WIRE_ARGS=()
+	for a in "$@"; do
+		a=${a//%G/$gid}
+		WIRE_ARGS+=("${a//%D/$dev}")
+	done
+}
+
+# The same, "%G" the index of ADDR's GID on DEV.
+wire_args() { # DEV ADDR ARGS...
+	local dev=$1 gid
+	gid=$(gid_index "$1" "$2")
+	shift 2
+	wire_subst "$dev" "$gid" "$@"
+}
+
+# A test passes if its server and its client both exited 0 and the
+# client's output matches WANT; else show the end of both logs.
+wire_judge() { # NAME WANT LOG CLIENT-STATUS SERVER-STATUS
+	if [ "$4" = 0 ] && [ "$5" = 0 ] && grep -qE "$2" "$3.client"; then
+		pass "$1"
+	else
+		echo "--- $1: client rc=$4 server rc=$5"
+		tail -n 5 "$3.client" "$3.server" 2>/dev/null
+		fail "$1"
+	fi
+}
+
 # Run a server in one namespace and its client in another; both must
 # succeed and the client's output must match WANT.
 # usage: wire_pair NAME WANT SNS SDEV SADDR CNS CDEV CADDR PROG ARGS...
@@ -111,18 +159,14 @@ wire_teardown() {
 # listen on IPv4 only), else to SADDR.
 wire_pair() {
 	local name=$1 want=$2 sns=$3 sdev=$4 saddr=$5 cns=$6 cdev=$7
-	local caddr=$8 prog=$9 log sgid cgid
+	local caddr=$8 prog=$9 log sargs cargs
 	shift 9
-	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)
-	mkdir -p "$OUT/wire"
-	sgid=$(gid_index "$sdev" "$saddr")
-	cgid=$(gid_index "$cdev" "$caddr")
-	local sargs=() cargs=() a
-	for a in "$@"; do
-		local sa=${a//%G/$sgid} ca=${a//%G/$cgid}
-		sargs+=("${sa//%D/$sdev}")
-		cargs+=("${ca//%D/$cdev}")
-	done
+	wire_log "$name"
+	log=$REPLY
+	wire_args "$sdev" "$saddr" "$@"
+	sargs=("${WIRE_ARGS[@]}")
+	wire_args "$cdev" "$caddr" "$@"
+	cargs=("${WIRE_ARGS[@]}")
 	(ns_spawn "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}") \
 		> "$log.server" 2>&1 &
 	local spid=$!
@@ -136,14 +180,7 @@ wire_pair() {
 		"${WIRE_TCP_ADDR:-$saddr}" > "$log.client" 2>&1
 	local crc=$?
 	wait "$spid"
-	local src=$?
-	if [ "$crc" = 0 ] && [ "$src" = 0 ] && grep -qE "$want" "$log.client"; then
-		pass "$name"
-	else
-		echo "--- $name: client rc=$crc server rc=$src"
-		tail -n 5 "$log.client" "$log.server"
-		fail "$name"
-	fi
+	wire_judge "$name" "$want" "$log" "$crc" "$?"
 }
 
 # nsenter rather than `ip netns exec`, which mounts a sysfs each time: too

@@ -9,10 +9,6 @@ set -u
 . scripts/guest/lib.sh
 . scripts/guest/wire-setup.sh
 
-iters="iters in"
-bw='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
-lat='^ *[0-9]+ +[0-9]+ +([0-9.]+|inf) +([0-9.]+|inf) +([0-9.]+|inf)'
-
 # A CM program: server first, then the client; both must succeed.
 # usage: cm_pair NAME SNS CNS SERVER-CMD -- CLIENT-CMD
 cm_pair() {
@@ -21,8 +17,8 @@ cm_pair() {
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
 	shift
 	ccmd=("$@")
-	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _)
-	mkdir -p "$OUT/wire"
+	wire_log "$name"
+	log=$REPLY
 	ns_exec "$sns" timeout 120 "${scmd[@]}" > "$log.server" 2>&1 &
 	local spid=$!
 	sleep 2
@@ -251,12 +247,12 @@ timed() { # NAME CMD...: run CMD, then say how long it took
 	echo "# $name: $((SECONDS - t0)) s"
 }
 srq64() { # LABEL SNS SDEV SADDR CNS CDEV CADDR
-	local name="rxe 64K: srq_pingpong -q 16 -s 65536 -n $srq_n, $1" log
+	local name="rxe 64K: srq_pingpong -q 16 -s 65536 -n $srq_n, $1"
 	shift
 	timed "$name" wire_pair "$name" "$srq_n $iters" "$@" \
 		ibv_srq_pingpong -d %D -g %G -q 16 -s 65536 -n "$srq_n" -c
-	log=$OUT/wire/$(echo "$name" | tr -c 'a-zA-Z0-9\n' _).client
-	check "$name: data as sent" not_in "invalid data" "$log"
+	wire_log "$name"
+	check "$name: data as sent" not_in "invalid data" "$REPLY.client"
 }
 not_in() { ! grep -q "$1" "$2"; }
 srq64 "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1

@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Two hosts: the same script in both guests of scripts/vm-pair.sh, which
+# sets SOFTRVT_PAIR=a or b (see pair-lib.sh for the link).  First softrvt
+# on both hosts, then softrvt on guest a and rdma_rxe on guest b, each
+# side as the server in turn: the pingpongs (data checked with -c),
+# perftest's bandwidth tools, rping with its data validated, and
+# tests/wire_xfer (RC WRITE, SEND and READ, every byte checked); then
+# NVMe over Fabrics with the target on one host and the host on the
+# other, softrvt host to rxe target and rxe host to softrvt target (both
+# at once), fio verifying with crc32c.  perftest's figures are not judged: its clock
+# calibration fails under TCG; a transfer that does not complete fails.
+# Each guest writes PASS/FAIL lines to its own $OUT/results, the client's
+# guest for each program, the NVMe host's for NVMe.
+#
+# Under TCG each program takes seconds to start and to end: `make check`
+# runs each perftest tool once (WRITE on softrvt to softrvt, SEND from rxe
+# to softrvt, READ by softrvt from rxe) and the SRQ pingpong on softrvt
+# to softrvt only (wire-tests.sh runs it between rxe and softrvt at
+# length); wire_xfer moves data by WRITE, SEND and READ in every pairing.
+# SOFTRVT_FULL=1 runs every program in every pairing, softrvt to softrvt
+# with either guest as the server, and larger NVMe transfers.
+set -u
+
+. scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
+. scripts/guest/nvme-lib.sh
+. scripts/guest/pair-lib.sh || exit 2
+: > "$OUT/results"
+
+rand_mib=4 seq_mib=16
+[ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
+
+# Programs between a server on guest SROLE and a client on the other;
+# both guests run this, each its side.  PROGS: any of rc srq write read
+# send rping xfer, all of them with SOFTRVT_FULL=1.
+suite() { # LABEL SROLE PROGS
+	local label=$1 s=$2 progs=" $3 " op
+	[ "${SOFTRVT_FULL:-}" ] && progs=" rc srq write read send rping xfer "
+	[[ $progs == *" rc "* ]] &&
+		pair_prog "$label: rc_pingpong -s 65536 -c" "$iters" "$s" \
+			ibv_rc_pingpong -d %D -g %G -s 65536 -n 10 -c
+	[[ $progs == *" srq "* ]] &&
+		pair_prog "$label: srq_pingpong -s 4096 -c" "$iters" "$s" \
+			ibv_srq_pingpong -d %D -g %G -s 4096 -n 20 -c
+	for op in write read send; do
+		[[ $progs == *" $op "* ]] &&
+			pair_prog "$label: ib_${op}_bw -s 65536" "$bw" "$s" \
+				"ib_${op}_bw" -d %D -x %G -F -s 65536 -n 20
+	done
+	[[ $progs == *" rping "* ]] &&
+		pair_run "$label: rping -v -V" "ping data" "$s" cm \
+			rping -s -a %S -v -C 10 -- rping -c -a %S -v -V -C 10
+	[[ $progs == *" xfer "* ]] &&
+		pair_prog "$label: wire_xfer 2 MiB, data checked" "wire_xfer: OK" "$s" \
+			tests/wire_xfer -d %D -g %G -s 2M -m 64K -M 4096 -t 100
+	true
+}
+
+# NVMe/RDMA each way at once: each host is the target of the other's
+# NVMe host.  LABEL_A names guest a's host and guest b's target, LABEL_B
+# the other way.  With ONE_WAY, guest a is the target only, guest b the
+# host only.
+nvme_both() { # LABEL_A LABEL_B
+	local host=$1 target=$2 rc=0
+	[ "$PAIR_ROLE" = b ] && host=$2 target=$1
+	if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = a ]; then
+		target_up "$PAIR_ADDR"
+		rc=$?
+		[ "$rc" = 0 ] || fail "nvme $target: target on $PAIR_ADDR:4420"
+	fi
+	if pair_sync "nvme: targets up" "$rc" && [ "$REPLY" = 0 ]; then
+		if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = b ]; then
+			check "nvme $host: host connects" connect "$PAIR_PEER"
+			io_checks "$host"
+			check "nvme $host: disconnect" disconnect
+			check "nvme $host: host modules removed" \
+				modprobe -r nvme_rdma nvme_fabrics
+		fi
+	else
+		fail "nvme $host: host connects (no target)"
+	fi
+	pair_sync "nvme: hosts done" - 900
+	if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = a ]; then
+		check "nvme $target: target removed" target_down
+	fi
+}
+
+# A section's title, with the seconds since the script started.
+stage() { echo "== pair (${SECONDS}s): $*"; }
+
+stage "guest $PAIR_ROLE at $PAIR_ADDR, guest $PAIR_OTHER at $PAIR_PEER"
+if ! pair_up; then
+	ip addr show eth0
+	exit 0
+fi
+pass "link: eth0 up at MTU 9000, guest $PAIR_OTHER met over it"
+
+stage "softrvt on both hosts"
+check "link: softrvt device on eth0" pair_dev_up softrvt softrvt0
+pair_sync "softrvt on both"
+suite "srvt-srvt, server a" a "rc srq write rping xfer"
+[ "${SOFTRVT_FULL:-}" ] && suite "srvt-srvt, server b" b
+
+stage "softrvt on guest a, rxe on guest b"
+if [ "$PAIR_ROLE" = b ]; then
+	check "link: softrvt device removed" pair_dev_down
+	check "link: rxe device on eth0" pair_dev_up rxe rxe0
+fi
+pair_sync "softrvt and rxe"
+suite "srvt server (a), rxe client (b)" a "rc send rping xfer"
+suite "rxe server (b), srvt client (a)" b "rc read rping xfer"
+# make check: rxe's host to softrvt's target only.  With rxe as the
+# target, nvmet's port removal drew a lockdep report of nvmet's own
+# (nvmet_config_sem against rdma_cm's handler_mutex) in 2 of 3 runs: a
+# kernel issue outside softrvt that would fail the run by chance.
+# SOFTRVT_FULL=1 runs both ways.
+if [ "${SOFTRVT_FULL:-}" ]; then
+	stage "NVMe/RDMA each way: each host the target of the other"
+else
+	stage "NVMe/RDMA: rxe host (b) to softrvt target (a)"
+	ONE_WAY=1
+fi
+nvme_both "srvt host (a), rxe target (b)" "rxe host (b), srvt target (a)"
+
+stage "teardown"
+check "link: $PAIR_DEV removed" pair_dev_down
+pair_down
+echo "# pair: guest $PAIR_ROLE ran its tests in ${SECONDS}s"
