@@ -310,8 +310,9 @@ bool pair_up(struct pair *p, const struct pair_cfg *c)
 		return false;
 	if (c->b_init_only)
 		return true;
-	return to_rtr(p->qb, &sb, &sa, p->qa->qp_num, PSN_A) &&
-	       to_rts(p->qb, &sb, c, PSN_B);
+	if (!to_rtr(p->qb, &sb, &sa, p->qa->qp_num, PSN_A))
+		return false;
+	return c->b_rtr_only || to_rts(p->qb, &sb, c, PSN_B);
 }
 
 /* Destroy the pair (a failure is a failed check) and drain both CQs. */

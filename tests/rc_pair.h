@@ -51,6 +51,7 @@ struct pair_cfg {
 	int a_access, b_access;		/* QP access flags */
 	uint8_t timeout, retry_cnt, rnr_retry;	/* of both QPs */
 	bool b_init_only;		/* B's QP stays in INIT */
+	bool b_rtr_only;		/* B's QP stays in RTR */
 };
 
 extern struct side sa, sb;

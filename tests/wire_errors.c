@@ -12,7 +12,8 @@
  * an rkey the responder cannot invalidate, RNR with and without
  * retries, a responder that never answers, a misaligned atomic) and checks
  * the work completions (wr_id, status, opcode, byte_len), the QP states
- * and the memory of both sides. A baseline case first shows that such a
+ * and the memory of both sides; one more leaves B's QP in RTR and checks
+ * that its first packet raises IBV_EVENT_COMM_EST, once. A baseline case first shows that such a
  * pair moves data correctly. A last case makes QP creation fail on A
  * while B floods the QPNs being created with packets. Every wait is
  * bounded: a missing completion fails its check instead of hanging.
@@ -23,6 +24,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -309,6 +312,79 @@ static void case_recv_too_small(void)
 	ok(posted && all_bytes(sb.buf + 1000, BUF_SIZE - 1000, CANARY,
 			       "B past the receive"),
 	   "nothing written past B's receive buffer");
+	pair_down(&p);
+}
+
+/* B's async events for @qp within @ms: how many were COMM_EST, all acked. */
+static int comm_est_events(struct ibv_qp *qp, int ms, int *others)
+{
+	struct ibv_async_event ev;
+	struct pollfd pfd = { .fd = sb.ctx->async_fd, .events = POLLIN };
+	int n = 0;
+
+	*others = 0;
+	while (poll(&pfd, 1, ms) == 1) {
+		if (ibv_get_async_event(sb.ctx, &ev))
+			break;
+		if (ev.event_type == IBV_EVENT_COMM_EST &&
+		    ev.element.qp == qp)
+			n++;
+		else
+			++*others;
+		ibv_ack_async_event(&ev);
+		ms = 0;
+	}
+	return n;
+}
+
+/*
+ * 5a: B's QP stays in RTR and takes A's SENDs: IBV_EVENT_COMM_EST with
+ * the first (the CM's cue when its RTU was lost), not with the second.
+ */
+static void case_comm_est(void)
+{
+	struct pair_cfg c = default_cfg();
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	struct pair p;
+	int i, first = 0, second = 0, others = 0, others2 = 0;
+	bool posted = true;
+	int flags;
+
+	c.b_rtr_only = true;
+	if (!case_begin(&p, "COMM_EST", &c))
+		return;
+	flags = fcntl(sb.ctx->async_fd, F_GETFL);
+	if (flags < 0 ||
+	    fcntl(sb.ctx->async_fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		posted = false;
+	for (i = 0; i < 2 && posted; i++) {
+		pattern(sa.buf, 512, 20 + i);
+		sg = sge_of(&sa, 0, 512);
+		wr = wr_of(0x5a1 + i, IBV_WR_SEND, &sg);
+		posted = post_recv(p.qb, 0x5b1 + i, 0, 512) &&
+			 post_send(p.qa, &wr) &&
+			 expect_wc(&sa, "A", 0x5a1 + i, IBV_WC_SUCCESS,
+				   IBV_WC_SEND, -1, p.qa, WAIT_MS) &&
+			 expect_wc(&sb, "B", 0x5b1 + i, IBV_WC_SUCCESS,
+				   IBV_WC_RECV, 512, p.qb, WAIT_MS) &&
+			 same(sb.buf, sa.buf, 512, "B's receive buffer");
+		if (!i)
+			first = comm_est_events(p.qb, WAIT_MS, &others);
+		else
+			second = comm_est_events(p.qb, 200, &others2);
+	}
+	ok(posted, "B in RTR receives two SENDs of 512 bytes, data as sent");
+	ok(posted && first == 1 && !others,
+	   "the first raises IBV_EVENT_COMM_EST on B's QP (%d, %d other events)",
+	   first, others);
+	ok(posted && !second && !others2,
+	   "the second raises none (%d COMM_EST, %d other events)", second,
+	   others2);
+	ok(posted && state_is(p.qb, IBV_QPS_RTR, "B"),
+	   "B's QP stays in RTR: the consumer moves it");
+	if (flags >= 0)
+		fcntl(sb.ctx->async_fd, F_SETFL, flags);
 	pair_down(&p);
 }
 
@@ -808,6 +884,7 @@ int main(int argc, char **argv)
 		case_read_past_mr();
 		case_qp_no_remote_write();
 		case_recv_too_small();
+		case_comm_est();
 		case_send_with_inv_bad_rkey();
 		case_rnr_exceeded();
 		case_rnr_recovered();

@@ -398,6 +398,21 @@ void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
+/**
+ * rvt_comm_est - a connected QP in RTR received a packet
+ * @qp: the QP, RC or UC
+ *
+ * Raises IB_EVENT_COMM_EST with the first packet since the QP left RESET:
+ * the CM moves a QP that receives before its RTU arrived to RTS on it.
+ * The QP's own engine (a packet from the wire) and a same-device
+ * sender's engine may find it in RTR at once: the bit decides.
+ */
+void rvt_comm_est(struct rvt_qp *qp)
+{
+	if (!test_and_set_bit(RVT_S_COMM_EST, &qp->s_flags))
+		rvt_qp_event(qp, IB_EVENT_COMM_EST);
+}
+
 /* Enter ERR: the engine flushes both queues, see rvt_send_work(). */
 static void rvt_qp_enter_error(struct rvt_qp *qp)
 {

@@ -825,6 +825,9 @@ void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 			  1);
 		return;
 	}
+	if (unlikely(state == IB_QPS_RTR) &&
+	    !rvt_is_ud_type(qp->ibqp.qp_type))
+		rvt_comm_est(qp);
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		rvt_resp_rc(qp, skb, pkt);

@@ -543,6 +543,9 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 		if (sqp->ibqp.qp_type == IB_QPT_RC)
 			res = RVT_RUC_RETRY;
 	} else {
+		if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) &&
+		    !rvt_is_ud(qp))
+			rvt_comm_est(qp);
 		res = rvt_ruc_execute(sqp, qp, wqe, status);
 		*rnr_timer = qp->attr.min_rnr_timer;
 	}

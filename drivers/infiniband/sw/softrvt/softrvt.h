@@ -529,6 +529,7 @@ static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
 #define RVT_S_RNR_DONE		1	/* the RNR wait is over */
 #define RVT_S_STOPPED		2	/* a WQE failed: see s_stop */
 #define RVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
+#define RVT_S_COMM_EST		4	/* COMM_EST raised since the last RESET */
 
 /* main.c */
 void rvt_forget_dev(struct rvt_dev_info *rdi);
@@ -663,6 +664,7 @@ void rvt_put_qp(struct rvt_qp *qp);
 bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event);
 void rvt_qp_set_sq_error(struct rvt_qp *qp);
 void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type);
+void rvt_comm_est(struct rvt_qp *qp);
 void rvt_qp_flush_rq(struct rvt_qp *qp);
 void rvt_qp_fail_all(struct rvt_dev_info *rdi);
 void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit tests for IB_EVENT_QP_LAST_WQE_REACHED on a QP attached to an SRQ:
- * once the event is out, no receive completion of that QP may follow.
+ * KUnit tests for the affiliated events of a QP's receive side.
+ * IB_EVENT_QP_LAST_WQE_REACHED on a QP attached to an SRQ: once the event
+ * is out, no receive completion of that QP may follow.  IB_EVENT_COMM_EST:
+ * once, when a connected QP in RTR takes its first packet.
  *
  * Two RC QPs of one device, built without ib_core: a requester whose
  * peer is on the device and a responder taking its WQEs from an SRQ.  The
@@ -39,12 +41,15 @@ struct lw_fixture {
 	int recv_at_event;		/* recv_done when it was */
 	int srq_limit;			/* SRQ_LIMIT_REACHED raised */
 	int last_wqe_in_delivery;	/* raised while the sender delivered */
+	int comm_est;			/* COMM_EST raised on the responder */
 };
 
 static void lw_qp_event(struct ib_event *ev, void *ctx)
 {
 	struct lw_fixture *f = ctx;
 
+	if (ev->event == IB_EVENT_COMM_EST && ev->element.qp == &f->rqp->ibqp)
+		f->comm_est++;
 	if (ev->event != IB_EVENT_QP_LAST_WQE_REACHED)
 		return;
 	f->last_wqe++;
@@ -183,10 +188,10 @@ static void lw_post_srq(struct kunit *test, struct lw_fixture *f)
 	KUNIT_ASSERT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, &wr, &bad), 0);
 }
 
-/* An inline SEND of lw_payload on the requester's send queue. */
-static void lw_post_send(struct lw_fixture *f)
+/* An inline SEND of lw_payload in slot @slot of the requester's queue. */
+static void lw_post_send_at(struct lw_fixture *f, u32 slot)
 {
-	struct rvt_swqe *wqe = rvt_get_swqe_ptr(f->sqp, 0);
+	struct rvt_swqe *wqe = rvt_get_swqe_ptr(f->sqp, slot);
 
 	wqe->wr_id = 0x5d;
 	wqe->opcode = IB_WR_SEND;
@@ -194,7 +199,12 @@ static void lw_post_send(struct lw_fixture *f)
 	wqe->length = sizeof(lw_payload);
 	wqe->num_sge = 0;
 	memcpy(wqe->sg_list, lw_payload, sizeof(lw_payload));
-	f->sqp->s_head = 1;
+	f->sqp->s_head = (slot + 1) % f->sqp->s_size;
+}
+
+static void lw_post_send(struct lw_fixture *f)
+{
+	lw_post_send_at(f, 0);
 }
 
 /*
@@ -232,6 +242,8 @@ static void last_wqe_waits_for_a_sender_delivering(struct kunit *test)
 	/* Raised once: the engine running again adds nothing. */
 	rvt_send_work(&f->rqp->send_work);
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
+	/* A responder in RTS: not a first packet in RTR. */
+	KUNIT_EXPECT_EQ(test, f->comm_est, 0);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->rqp->refcount), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->rqp->r_senders), 0);
 }
@@ -289,16 +301,44 @@ static void no_srq_wqe_taken_after_err(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->rqp->r_senders), 0);
 }
 
-static struct kunit_case softrvt_last_wqe_cases[] = {
+/*
+ * A responder in RTR takes the first SEND of its same-device peer: one
+ * COMM_EST, before the receive completes; a second SEND raises none.
+ */
+static void comm_est_once_from_rtr(struct kunit *test)
+{
+	struct lw_fixture *f = lw_setup(test);
+	struct ib_wc wc[2];
+	int i;
+
+	f->rqp->state = IB_QPS_RTR;
+	for (i = 0; i < 2; i++) {
+		lw_post_srq(test, f);
+		lw_post_send_at(f, i);
+		rvt_send_work(&f->sqp->send_work);
+		flush_work(&f->rqp->send_work);
+		KUNIT_EXPECT_EQ(test, f->comm_est, 1);
+		KUNIT_EXPECT_EQ(test, f->recv_done, i + 1);
+		KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
+		KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(test, wc[0].byte_len, sizeof(lw_payload));
+		KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->scq->ibcq, 2, wc), 1);
+		KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
+	}
+	KUNIT_EXPECT_EQ(test, f->last_wqe, 0);
+}
+
+static struct kunit_case softrvt_qp_event_cases[] = {
 	KUNIT_CASE(last_wqe_waits_for_a_sender_delivering),
 	KUNIT_CASE(last_wqe_after_the_held_wqe_is_flushed),
 	KUNIT_CASE(no_srq_wqe_taken_after_err),
+	KUNIT_CASE(comm_est_once_from_rtr),
 	{}
 };
 
-static struct kunit_suite softrvt_last_wqe_suite = {
-	.name = "softrvt_last_wqe",
-	.test_cases = softrvt_last_wqe_cases,
+static struct kunit_suite softrvt_qp_event_suite = {
+	.name = "softrvt_qp_event",
+	.test_cases = softrvt_qp_event_cases,
 };
 
-kunit_test_suites(&softrvt_last_wqe_suite);
+kunit_test_suites(&softrvt_qp_event_suite);
