@@ -42,7 +42,7 @@ expand6() {
 
 # The index of a RoCE v2 GID of an address: DEV IPv4|IPv6-address
 gid_index() {
-	local dev=$1 addr=$2 want f
+	local dev=$1 addr=$2 want f g t
 	local d=/sys/class/infiniband/$dev/ports/1
 	if [ "${addr#*:}" = "$addr" ]; then
 		IFS=. read -r a b c e <<< "$addr"
@@ -52,11 +52,13 @@ gid_index() {
 		expand6 "$addr"
 		want=$REPLY
 	fi
-	for f in $(grep -lx "$want" "$d"/gids/* 2>/dev/null); do
-		if grep -q "RoCE v2" "$d/gid_attrs/types/${f##*/}" 2>/dev/null; then
-			echo "${f##*/}"
-			return 0
-		fi
+	# Shell builtins only: this is polled, and a fork costs under TCG.
+	for f in "$d"/gids/*; do
+		read -r g < "$f" 2> /dev/null && [ "$g" = "$want" ] || continue
+		read -r t < "$d/gid_attrs/types/${f##*/}" 2> /dev/null &&
+			[ "$t" = "RoCE v2" ] || continue
+		echo "${f##*/}"
+		return 0
 	done
 	return 1
 }
