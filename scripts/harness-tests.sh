@@ -188,7 +188,9 @@ sleeper_test() {
 # guest b's kernel stops (its QEMU paused).  b's watchdog stops it for its
 # missing heartbeat, the pair stops a, and the pair's verdict names b.
 pair_test() {
-	local d=$work/pair t0=$SECONDS n=600 paused
+	# Up to an hour for both to start: the pair may wait for the guest
+	# lock while another guest of this machine runs.
+	local d=$work/pair t0=$SECONDS n=3600 paused
 	mkdir -p "$d"
 	rc=0
 	SOFTRVT_HEARTBEAT_STALL=30 "$TOP/scripts/vm-pair.sh" -l -k "$kdir" \

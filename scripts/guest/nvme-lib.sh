@@ -69,6 +69,12 @@ disconnect() {
 	return 1
 }
 
+# Kernel MRs the target owns: none unless rdma_rw registers its pages
+# (ib_core.force_mr=1 on the kernel's command line).
+target_mrs() {
+	rdma -d resource show mr 2>/dev/null | grep -c 'nvmet_rdma'
+}
+
 # fio writes NAME's pattern and reads it back, crc32c in every block.
 fio_verify() { # name rw bs mib
 	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \

@@ -29,11 +29,6 @@ splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: t
 
 log0=$(dmesg | wc -l)
 
-# Kernel MRs the target owns: none unless rdma_rw registers its pages.
-target_mrs() {
-	rdma -d resource show mr 2>/dev/null | grep -c 'nvmet_rdma'
-}
-
 # A run of I/O that outlives what is done to it; its status says how it
 # ended.  The device disappears under it: it must end, in error.
 busy_io() { # log

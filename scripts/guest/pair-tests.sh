@@ -63,34 +63,46 @@ suite() { # LABEL SROLE PROGS
 # the other way.  With ONE_WAY, guest a is the target only, guest b the
 # host only.
 nvme_both() { # LABEL_A LABEL_B
-	local host=$1 target=$2 rc=0
+	local host=$1 target=$2 rc=0 n
 	[ "$PAIR_ROLE" = b ] && host=$2 target=$1
-	if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = a ]; then
+	if is_target; then
 		target_up "$PAIR_ADDR"
 		rc=$?
 		[ "$rc" = 0 ] || fail "nvme $target: target on $PAIR_ADDR:4420"
 	fi
-	if pair_sync "nvme: targets up" "$rc" && [ "$REPLY" = 0 ]; then
-		if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = b ]; then
-			check "nvme $host: host connects" connect "$PAIR_PEER"
-			io_checks "$host"
-			check "nvme $host: disconnect" disconnect
-			check "nvme $host: host modules removed" \
-				modprobe -r nvme_rdma nvme_fabrics
-		fi
-	else
+	if ! pair_sync "nvme: targets up" "$rc" || [ "$REPLY" != 0 ]; then
 		fail "nvme $host: host connects (no target)"
+		pair_sync "nvme: hosts done" - 900
+		return
+	fi
+	is_host && check "nvme $host: host connects" connect "$PAIR_PEER"
+	# Booted with ib_core.force_mr=1 (PAIR_FORCE_MR=1), the target moves
+	# data through MRs of its own (rdma_rw), once a host is connected.
+	pair_sync "nvme: hosts connected" - 300
+	if is_target && [ "${PAIR_FORCE_MR:-}" ]; then
+		n=$(target_mrs)
+		echo "nvme $target: the target holds $n MRs (force_mr)"
+		check "nvme $target: with force_mr the target registers MRs" \
+			[ "$n" -gt 0 ]
+	fi
+	if is_host; then
+		io_checks "$host"
+		check "nvme $host: disconnect" disconnect
+		check "nvme $host: host modules removed" \
+			modprobe -r nvme_rdma nvme_fabrics
 	fi
 	pair_sync "nvme: hosts done" - 900
-	if [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = a ]; then
-		check "nvme $target: target removed" target_down
-	fi
+	is_target && check "nvme $target: target removed" target_down
 }
+is_host() { [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = b ]; }
+is_target() { [ -z "${ONE_WAY:-}" ] || [ "$PAIR_ROLE" = a ]; }
 
 # A section's title, with the seconds since the script started.
 stage() { echo "== pair (${SECONDS}s): $*"; }
 
 stage "guest $PAIR_ROLE at $PAIR_ADDR, guest $PAIR_OTHER at $PAIR_PEER"
+[ "${PAIR_FORCE_MR:-}" ] && check "force_mr: booted with ib_core.force_mr=1" \
+	grep -qw ib_core.force_mr=1 /proc/cmdline
 if ! pair_up; then
 	ip addr show eth0
 	exit 0
