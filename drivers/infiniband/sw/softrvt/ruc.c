@@ -604,8 +604,8 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 
 	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
-			rvt_count(ib_to_rvt(qp->ibqp.device),
-				  RVT_CNT_DROP_BAD_ADDR, 1);
+			rvt_drop(ib_to_rvt(qp->ibqp.device),
+				 RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
 			kfree_skb(skb);
 			continue;
 		}
