@@ -553,6 +553,12 @@ bool rvt_is_dev(const struct ib_device *ibdev);
 int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
 void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
 
+/* restrack.c */
+int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int rvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int rvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+int rvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 /* mmap.c */
 int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 			  bool writable, struct rdma_user_mmap_entry **entry,
