@@ -64,6 +64,9 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 
 	rvt_send_complete(qp, &done, status);
 	if (status != IB_WC_SUCCESS) {
+		ibdev_dbg(qp->ibqp.device,
+			  "QP %u: WQE at PSN %u failed (%s): QP to ERR\n",
+			  qp->ibqp.qp_num, done.psn, ib_wc_status_msg(status));
 		rvt_req_stop(qp, qp->s_tail);
 		timer_delete(&qp->ack_timer);
 		rvt_qp_set_error(qp, 0);

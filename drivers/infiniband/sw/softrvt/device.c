@@ -205,6 +205,7 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
 
+	ibdev_dbg(ibdev, "removed\n");
 	rvt_forget_dev(rdi);
 	rvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));

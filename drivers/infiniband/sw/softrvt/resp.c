@@ -267,6 +267,9 @@ static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 		event = IB_EVENT_QP_ACCESS_ERR;
 	else if (nak == RVT_NAK_INV_REQ)
 		event = IB_EVENT_QP_REQ_ERR;
+	ibdev_dbg(qp->ibqp.device,
+		  "QP %u: request at PSN %u refused (NAK code %d): QP to ERR\n",
+		  qp->ibqp.qp_num, psn, nak);
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
 		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
 		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);

@@ -317,6 +317,10 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 		event = IB_EVENT_QP_FATAL;
 		break;
 	}
+	ibdev_dbg(qp->ibqp.device,
+		  "QP %u: request of QP %u refused (%s): QP to ERR\n",
+		  qp->ibqp.qp_num, sqp->ibqp.qp_num,
+		  ib_wc_status_msg(sstatus));
 	rvt_qp_set_error(qp, event);
 	return sqp->ibqp.qp_type == IB_QPT_RC ? sstatus : IB_WC_SUCCESS;
 }
@@ -813,6 +817,8 @@ void rvt_send_work(struct work_struct *work)
 		 * memory registration; otherwise on UC and UD only the send
 		 * queue stops (SQE), until the consumer moves it to RTS.
 		 */
+		ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
+			  qp->ibqp.qp_num, ib_wc_status_msg(status));
 		if (qp->ibqp.qp_type == IB_QPT_RC || rvt_wqe_is_local_op(&done))
 			rvt_qp_set_error(qp, 0);
 		else
