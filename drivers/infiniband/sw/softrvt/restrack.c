@@ -95,6 +95,7 @@ int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 
 	return rvt_fill_res(msg, v, ARRAY_SIZE(v));
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_fill_res_qp_entry);
 
 /**
  * rvt_fill_res_cq_entry - a CQ's ring indices
