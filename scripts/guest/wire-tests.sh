@@ -221,6 +221,8 @@ for side in "ns1 w0" "ns2 w1"; do
 done
 r0=$(stat ns2 softrvt2 retransmits)
 o0=$(stat ns2 softrvt2 reordered_answers)
+. scripts/guest/trace-tests.sh
+trace_start
 WIRE_TIMEOUT=1200 wire_pair "netem: 64 MiB each by RC WRITE, SEND and READ, data checked" \
 	"wire_xfer: OK" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	tests/wire_xfer -d %D -g %G -s 64M -m 1M -M 4096 -t 1100
@@ -234,6 +236,8 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" tc qdisc del dev "$2" root
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
+echo "== wire: tracepoints and rdma resource details (issue 15)"
+trace_check
 
 echo "== wire: rxe and softrvt at 64 KiB"
 # Issue 10, defect 13: rxe sending 64 KiB messages into a softrvt SRQ
