@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# The tracepoints and the restrack details against the counters, around
-# the netem transfer of wire-tests.sh; sourced by it, after wire-setup.sh.
+# The tracepoints and the restrack details against the counters, on the
+# traffic wire-tests.sh makes anyway; sourced by it, after wire-setup.sh.
+# The CI's time is spent: no exchange is added for these checks.
 #
+#   trace_on_start, trace_on_check
+#                 around an rc_pingpong between softrvt1 and softrvt2:
+#                 every event on records each kind, one softrvt_tx per
+#                 tx_packets
 #   trace_start   before the lossy transfer between softrvt1 and softrvt2:
 #                 softrvt_drop, softrvt_retransmit and softrvt_go_back on,
 #                 the counters read, `rdma -dd resource show qp` sampled
@@ -9,10 +14,12 @@
 #   trace_check   after it, once the QPs are gone: each device's
 #                 retransmit events against its retransmits counter, its
 #                 drop events against each drop counter, reason by reason;
-#                 the QP fields moved between samples; then one small
-#                 exchange with every event on (all kinds recorded, tx
-#                 events equal to tx_packets) and one with every event
-#                 off (nothing recorded); no kernel address anywhere.
+#                 the QP fields moved between samples; then every event
+#                 off, the buffer emptied
+#   trace_off_check
+#                 after softrvt3's exchanges with rxe0 that follow:
+#                 nothing was recorded
+# No kernel address in any trace or resource line.
 #
 # Events go to an instance of their own (instances/softrvt), so that
 # nothing else in the guest writes to the buffer counted.
@@ -57,11 +64,45 @@ trace_sampler() {
 	done > "$TRACE_OUT/resource.qp" 2>&1
 }
 
-trace_start() {
+trace_setup() {
 	mkdir -p "$TRACE_OUT"
-	rm -f "$TRACE_OUT/stop"
 	[ -e "$TRACEFS/instances" ] || mount -t tracefs nodev "$TRACEFS"
 	mkdir -p "$TRACE_I"
+	# Events only: formatting task, CPU and time costs under TCG.
+	echo 0 > "$TRACE_I/options/context-info"
+}
+
+trace_on_start() {
+	trace_setup
+	: > "$TRACE_I/trace"
+	trace_counters_all "$TRACE_OUT/all.counters.0"
+	echo 1 > "$TRACE_I/events/softrvt/enable"
+}
+
+# Every event on: each kind is recorded, and a packet sent is one
+# softrvt_tx event.
+trace_on_check() {
+	local kinds k
+	echo 0 > "$TRACE_I/events/softrvt/enable"
+	trace_counters_all "$TRACE_OUT/all.counters.1"
+	cat "$TRACE_I/trace" > "$TRACE_OUT/all.trace"
+	kinds=$(trace_count "$TRACE_OUT/all.trace" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
+	echo "event kinds: $kinds"
+	for k in tx rx ack_sent ack_rcvd qp_state cq_enter; do
+		check "trace: every event on records softrvt_$k" \
+			grep -q "softrvt_$k: dev=softrvt" "$TRACE_OUT/all.trace"
+	done
+	check "trace: softrvt_tx events of softrvt1 equal its tx_packets" [ \
+		"$(grep -c 'softrvt_tx: dev=softrvt1 ' "$TRACE_OUT/all.trace")" = \
+		"$(($(trace_tx "$TRACE_OUT/all.counters.1" softrvt1) - \
+		    $(trace_tx "$TRACE_OUT/all.counters.0" softrvt1)))" ]
+	check "trace: no kernel address with every event on" \
+		trace_absent_e "$TRACE_KADDR" "$TRACE_OUT/all.trace"
+}
+
+trace_start() {
+	trace_setup
+	rm -f "$TRACE_OUT/stop"
 	# Go-back-N under 5% loss and 10% reordering drops and resends some
 	# 5 * 10^5 packets of 64 MiB, some 40 bytes of buffer each: 32 MiB a
 	# CPU leaves room should one CPU take them all.
@@ -147,19 +188,12 @@ trace_qp_moved() { # DEV
 		END { flush(); exit !moved }' "$TRACE_OUT/resource.qp"
 }
 
-# A small exchange between softrvt1 and softrvt2, without loss.
-trace_pingpong() { # NAME
-	wire_pair "$1" "iters in" ns1 softrvt1 198.18.12.1 \
-		ns2 softrvt2 198.18.12.2 \
-		ibv_rc_pingpong -d %D -g %G -s 4096 -n 5 -c
-}
-
 trace_tx() { # FILE DEV: tx_packets of DEV in a counters file
 	awk -v d="$2" '$1 == d && $2 == "tx_packets" { print $3 }' "$1"
 }
 
 trace_check() {
-	local t0 kinds k
+	local t0
 	t0=$(date +%s)
 	trace_counters_all "$TRACE_OUT/lossy.counters.1"
 	trace_events 0 softrvt_drop softrvt_retransmit softrvt_go_back
@@ -190,41 +224,24 @@ trace_check() {
 	check "resource: no kernel address in rdma resource -dd" \
 		trace_absent_e "$TRACE_KADDR" "$TRACE_OUT/resource.qp"
 
-	# Every event on: each kind is recorded, and a packet sent is one
-	# softrvt_tx event.
-	: > "$TRACE_I/trace"
-	echo 1 > "$TRACE_I/events/softrvt/enable"
-	trace_counters_all "$TRACE_OUT/all.counters.0"
-	trace_pingpong "trace: rc_pingpong with every event on"
-	trace_counters_all "$TRACE_OUT/all.counters.1"
+	# Every event off from here: what follows must record nothing.
 	echo 0 > "$TRACE_I/events/softrvt/enable"
-	cat "$TRACE_I/trace" > "$TRACE_OUT/all.trace"
-	kinds=$(trace_count "$TRACE_OUT/all.trace" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
-	echo "event kinds: $kinds"
-	for k in tx rx ack_sent ack_rcvd qp_state cq_enter; do
-		check "trace: every event on records softrvt_$k" \
-			grep -q "softrvt_$k: dev=softrvt" "$TRACE_OUT/all.trace"
-	done
-	check "trace: softrvt_tx events of softrvt1 equal its tx_packets" [ \
-		"$(grep -c 'softrvt_tx: dev=softrvt1 ' "$TRACE_OUT/all.trace")" = \
-		"$(($(trace_tx "$TRACE_OUT/all.counters.1" softrvt1) - \
-		    $(trace_tx "$TRACE_OUT/all.counters.0" softrvt1)))" ]
-	check "trace: no kernel address with every event on" \
-		trace_absent_e "$TRACE_KADDR" "$TRACE_OUT/all.trace"
-
-	# Every event off: the same exchange records nothing.
 	: > "$TRACE_I/trace"
-	trace_counters_all "$TRACE_OUT/off.counters.0"
-	trace_pingpong "trace: rc_pingpong with every event off"
-	trace_counters_all "$TRACE_OUT/off.counters.1"
+	echo 1024 > "$TRACE_I/buffer_size_kb"
+	trace_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.0"
+	echo "trace checks after the transfer: $(($(date +%s) - t0)) s"
+}
+
+# After softrvt3's exchanges with rxe0, every event off.
+trace_off_check() {
+	trace_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.1"
 	cat "$TRACE_I/trace" > "$TRACE_OUT/off.trace"
 	check "trace: packets were sent with every event off" [ \
-		"$(trace_tx "$TRACE_OUT/off.counters.1" softrvt1)" -gt \
-		"$(trace_tx "$TRACE_OUT/off.counters.0" softrvt1)" ]
+		"$(awk '$1 == "tx_packets" { print $2 }' "$TRACE_OUT/off.counters.1")" -gt \
+		"$(awk '$1 == "tx_packets" { print $2 }' "$TRACE_OUT/off.counters.0")" ]
 	check "trace: with every event off nothing is recorded" \
 		trace_absent "softrvt_" "$TRACE_OUT/off.trace"
 	rmdir "$TRACE_I"
-	echo "trace checks after the transfer: $(($(date +%s) - t0)) s"
 }
 
 trace_absent() { ! grep -q "$1" "$2"; }

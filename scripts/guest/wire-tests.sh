@@ -205,9 +205,13 @@ hostile() { # NAME VDEV VGID PDEV PGID
 }
 hostile same-device softrvt1 "$ig1" softrvt1 "$ig1"
 hostile wire softrvt1 "$ig1" softrvt2 "$ig2"
+# With every tracepoint on, for trace-tests.sh (issue 15).
+. scripts/guest/trace-tests.sh
+trace_on_start
 wire_pair "hostile: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
+trace_on_check
 
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
@@ -221,7 +225,6 @@ for side in "ns1 w0" "ns2 w1"; do
 done
 r0=$(stat ns2 softrvt2 retransmits)
 o0=$(stat ns2 softrvt2 reordered_answers)
-. scripts/guest/trace-tests.sh
 trace_start
 WIRE_TIMEOUT=1200 wire_pair "netem: 64 MiB each by RC WRITE, SEND and READ, data checked" \
 	"wire_xfer: OK" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
@@ -303,6 +306,8 @@ for side in "init x0" "ns3 x1"; do
 	ns_exec "$1" tc qdisc del dev "$2" root
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
+# softrvt3 sent and received all the above with every tracepoint off.
+trace_off_check
 
 echo "== wire: teardown"
 wire_teardown
