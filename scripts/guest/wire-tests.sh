@@ -213,9 +213,13 @@ hostile() { # NAME VDEV VGID PDEV PGID
 }
 hostile same-device softrvt1 "$ig1" softrvt1 "$ig1"
 hostile wire softrvt1 "$ig1" softrvt2 "$ig2"
+# With every tracepoint on, for trace-tests.sh (issue 15).
+. scripts/guest/trace-tests.sh
+trace_on_start
 wire_pair "hostile: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
+trace_on_check
 
 echo "== wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
@@ -232,6 +236,7 @@ o0=$(stat ns2 softrvt2 reordered_answers)
 # 64 MiB each with SOFTRVT_FULL=1.
 netem_mib=16
 [ "${SOFTRVT_FULL:-}" ] && netem_mib=64
+trace_start
 WIRE_TIMEOUT=1200 wire_pair "netem: $netem_mib MiB each by RC WRITE, SEND and READ, data checked" \
 	"wire_xfer: OK" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	tests/wire_xfer -d %D -g %G -s "${netem_mib}M" -m 1M -M 4096 -t 1100
@@ -245,6 +250,8 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" tc qdisc del dev "$2" root
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
+echo "== wire: tracepoints and rdma resource details (issue 15)"
+trace_check
 
 echo "== wire: rxe and softrvt at 64 KiB"
 # Issue 10, defect 13: rxe sending 64 KiB messages into a softrvt SRQ
@@ -310,6 +317,8 @@ for side in "init x0" "ns3 x1"; do
 	ns_exec "$1" tc qdisc del dev "$2" root
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
+# softrvt3 sent and received all the above with every tracepoint off.
+trace_off_check
 
 echo "== wire: teardown"
 wire_teardown

@@ -27,6 +27,7 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "trace.h"
 
 /* Answers this many PSNs past a gap make it a loss rather than reordering. */
 #define RVT_REORDER_SLACK	32
@@ -63,6 +64,9 @@ void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status)
 
 	rvt_send_complete(qp, &done, status);
 	if (status != IB_WC_SUCCESS) {
+		ibdev_dbg(qp->ibqp.device,
+			  "QP %u: WQE at PSN %u failed (%s): QP to ERR\n",
+			  qp->ibqp.qp_num, done.psn, ib_wc_status_msg(status));
 		rvt_req_stop(qp, qp->s_tail);
 		timer_delete(&qp->ack_timer);
 		rvt_qp_set_error(qp, 0);
@@ -99,6 +103,8 @@ static void rvt_comp_progress(struct rvt_qp *qp, u32 psn)
 	qp->s_go_back = rvt_psn_map_shift(qp->s_rd_seen,
 					  RVT_REORDER_SLACK) ||
 			rvt_psn_cmp(qp->s_ack_hint, slack_end) >= 0;
+	if (qp->s_go_back)
+		qp->s_go_back_why = RVT_RESEND_GAP;
 	if (qp->s_tail != qp->s_cur || qp->s_cur_off)
 		rvt_req_arm_ack_timer(qp);
 }
@@ -135,10 +141,12 @@ void rvt_comp_advance(struct rvt_qp *qp)
  * answers still on their way to the old transmission would each ask for
  * it again.
  */
-static void rvt_comp_rewind(struct rvt_qp *qp)
+static void rvt_comp_rewind(struct rvt_qp *qp, enum rvt_resend_why why)
 {
-	if (!qp->s_rewound)
+	if (!qp->s_rewound) {
 		qp->s_go_back = true;
+		qp->s_go_back_why = why;
+	}
 }
 
 /*
@@ -167,7 +175,7 @@ static void rvt_comp_ack(struct rvt_qp *qp, u32 psn, bool lost)
 								  RVT_PSN_MASK));
 				if (lost &&
 				    rvt_psn_cmp(psn, qp->s_acked_psn) > 0)
-					rvt_comp_rewind(qp);
+					rvt_comp_rewind(qp, RVT_RESEND_GAP);
 				return;
 			}
 			if (rvt_psn_cmp(wqe->lpsn, psn) > 0) {
@@ -227,10 +235,15 @@ static void rvt_comp_fail(struct rvt_qp *qp, u32 psn, enum ib_wc_status status)
 		rvt_comp_done(qp, status);
 }
 
-static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
+static void rvt_comp_aeth(struct rvt_qp *qp, const struct rvt_pkt *pkt,
+			  u32 aeth)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	u8 syndrome = aeth >> 24;
 	u8 value = syndrome & RVT_AETH_VALUE_MASK;
+	u32 psn = pkt->psn;
+
+	trace_softrvt_ack_rcvd(qp, psn, syndrome, aeth & RVT_BTH_PSN_MASK);
 
 	switch (syndrome & RVT_AETH_TYPE_MASK) {
 	case RVT_AETH_ACK:
@@ -249,7 +262,8 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 		if (qp->s_rnr_retry != RVT_RNR_RETRY_INFINITE)
 			qp->s_rnr_retry--;
 		/* Not past @psn: a READ before it may still be unanswered. */
-		rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+		rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1),
+			       RVT_RESEND_RNR_NAK);
 		qp->s_go_back = false;
 		qp->s_rnr_wait = true;
 		timer_delete(&qp->ack_timer);
@@ -261,14 +275,14 @@ static void rvt_comp_aeth(struct rvt_qp *qp, u32 psn, u8 syndrome)
 		rvt_comp_advance(qp);
 		if (value == RVT_NAK_PSN_SEQ) {
 			rvt_count(rdi, RVT_CNT_SEQ_NAKS_RCVD, 1);
-			rvt_comp_rewind(qp);
+			rvt_comp_rewind(qp, RVT_RESEND_SEQ_NAK);
 			break;
 		}
 		rvt_count(rdi, RVT_CNT_ERR_NAKS_RCVD, 1);
 		rvt_comp_fail(qp, psn, rvt_nak_status(value));
 		break;
 	default:
-		rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
 		break;
 	}
 }
@@ -367,7 +381,7 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 
 	wqe = rvt_comp_rd_wqe(qp, psn);
 	if (!wqe || rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
 	/* The responder took every request before this WQE's. */
@@ -383,7 +397,7 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 		if (!gap && wqe == rvt_get_swqe_ptr(qp, qp->s_tail))
 			rvt_comp_done(qp, status);
 		else
-			rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
+			rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
 		return;
 	}
 	if (!gap) {
@@ -393,7 +407,7 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 	rvt_count(rdi, RVT_CNT_REORDERED_ANSWERS, 1);
 	qp->s_rd_seen = rvt_psn_map_set(qp->s_rd_seen, qp->s_acked_psn, psn);
 	if (gap >= RVT_REORDER_SLACK)
-		rvt_comp_rewind(qp);
+		rvt_comp_rewind(qp, RVT_RESEND_GAP);
 }
 
 /**
@@ -408,26 +422,29 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
 	u8 syndrome = 0;
+	u32 aeth = 0;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_STATE, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}
 	if (rvt_psn_cmp(pkt->psn, qp->s_acked_psn) <= 0 ||
 	    rvt_psn_cmp(pkt->psn, qp->s_psn) >= 0) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
-	if (pkt->mask & RVT_HDR_AETH)
-		syndrome = get_unaligned_be32(hdr) >> 24;
+	if (pkt->mask & RVT_HDR_AETH) {
+		aeth = get_unaligned_be32(hdr);
+		syndrome = aeth >> 24;
+	}
 
 	switch (pkt->opcode & 0x1f) {
 	case IB_OPCODE_ACKNOWLEDGE:
-		rvt_comp_aeth(qp, pkt->psn, syndrome);
+		rvt_comp_aeth(qp, pkt, aeth);
 		break;
 	case IB_OPCODE_ATOMIC_ACKNOWLEDGE:
 		if ((syndrome & RVT_AETH_TYPE_MASK) != RVT_AETH_ACK) {
-			rvt_comp_aeth(qp, pkt->psn, syndrome);
+			rvt_comp_aeth(qp, pkt, aeth);
 			break;
 		}
 		rvt_comp_rd_answer(qp, pkt, NULL, (const struct rvt_atmack *)
@@ -439,7 +456,7 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	case IB_OPCODE_RDMA_READ_RESPONSE_ONLY:
 		if ((pkt->mask & RVT_HDR_AETH) &&
 		    (syndrome & RVT_AETH_TYPE_MASK) != RVT_AETH_ACK) {
-			rvt_comp_aeth(qp, pkt->psn, syndrome);
+			rvt_comp_aeth(qp, pkt, aeth);
 			break;
 		}
 		rvt_comp_rd_answer(qp, pkt, skb->data + pkt->hdr_len, NULL);

@@ -13,6 +13,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "softrvt.h"
+#include "trace.h"
 
 static size_t rvt_cq_ring_bytes(u32 size, bool user)
 {
@@ -174,6 +175,7 @@ bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited)
 	}
 unlock:
 	spin_unlock_irqrestore(&cq->lock, flags);
+	trace_softrvt_cq_enter(cq, wc, queued);
 
 	if (error)
 		rvt_cq_event(cq, IB_EVENT_CQ_ERR);

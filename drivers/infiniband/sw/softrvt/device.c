@@ -205,6 +205,7 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
 
+	ibdev_dbg(ibdev, "removed\n");
 	rvt_forget_dev(rdi);
 	rvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));
@@ -330,6 +331,10 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_srq = rvt_destroy_srq,
 	.device_group = &rvt_attr_group,
 	.disassociate_ucontext = rvt_disassociate_ucontext,
+	.fill_res_cq_entry = rvt_fill_res_cq_entry,
+	.fill_res_mr_entry = rvt_fill_res_mr_entry,
+	.fill_res_qp_entry = rvt_fill_res_qp_entry,
+	.fill_res_srq_entry = rvt_fill_res_srq_entry,
 	.get_dma_mr = rvt_get_dma_mr,
 	.get_hw_stats = rvt_get_hw_stats,
 	.get_link_layer = rvt_get_link_layer,

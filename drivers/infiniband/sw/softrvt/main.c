@@ -92,6 +92,9 @@ static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
 	ret = rvt_register_dev(rdi, ibdev_name);
 	if (ret)
 		goto err;
+	ibdev_dbg(&rdi->ibdev, "added on %s, MTU %d, port %s\n",
+		  netdev_name(ndev), ib_mtu_enum_to_int(rdi->port_mtu),
+		  rdi->port_active ? "active" : "down");
 	return 0;
 
 err:
@@ -126,16 +129,24 @@ static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
 
 	switch (event) {
 	case NETDEV_UNREGISTER:
+		ibdev_dbg(&rdi->ibdev, "%s is going: removing the device\n",
+			  netdev_name(ndev));
 		ib_unregister_device_queued(&rdi->ibdev);
 		break;
 	case NETDEV_CHANGEMTU:
 		WRITE_ONCE(rdi->port_mtu, iboe_get_mtu(ndev->mtu));
+		ibdev_dbg(&rdi->ibdev, "%s MTU %u: path MTU at most %d\n",
+			  netdev_name(ndev), ndev->mtu,
+			  ib_mtu_enum_to_int(rdi->port_mtu));
 		break;
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
 		active = rvt_netdev_active(ndev);
 		if (active != rdi->port_active) {
+			ibdev_dbg(&rdi->ibdev, "%s event %lu: port %s\n",
+				  netdev_name(ndev), event,
+				  active ? "active" : "down");
 			rdi->port_active = active;
 			rvt_port_event(rdi, active ? IB_EVENT_PORT_ACTIVE :
 						     IB_EVENT_PORT_ERR);

@@ -32,6 +32,7 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "trace.h"
 
 /* The sockets of one network namespace and the devices living there. */
 struct rvt_net {
@@ -89,6 +90,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 {
 	struct rvt_pkt *pkt = rvt_pkt_of(skb);
 	enum rvt_counter drop = RVT_CNT_DROP_BAD_HDR;
+	const struct rvt_pkt *parsed = NULL;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	struct udphdr *udph;
 	struct rvt_qp *qp;
@@ -109,6 +111,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		goto drop;
 	if (rvt_parse_bth(udph + 1, ulen - sizeof(*udph), pkt))
 		goto drop;
+	parsed = pkt;
 
 	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
 	if (rvt_icrc(l3, ipv6, l3len) != get_unaligned_le32(l3 + l3len)) {
@@ -137,12 +140,13 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
 	rvt_count(rdi, RVT_CNT_RX_PACKETS, 1);
 	rvt_count(rdi, RVT_CNT_RX_BYTES, pkt->payload_len);
+	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 
 	rvt_rx_queue(rdi, qp, skb);
 	rvt_put_qp(qp);
 	return;
 drop:
-	rvt_count(rdi, drop, 1);
+	rvt_drop(rdi, drop, parsed);
 	kfree_skb(skb);
 }
 
@@ -181,7 +185,7 @@ bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 	}
 	spin_unlock_irqrestore(&qp->r_pkts.lock, flags);
 	if (!queued) {
-		rvt_count(rdi, drop, 1);
+		rvt_drop(rdi, drop, rvt_pkt_of(skb));
 		kfree_skb(skb);
 		return false;
 	}
@@ -514,9 +518,21 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
 	return skb;
 }
 
+/*
+ * The headers of a packet being sent, for a tracepoint: @len counts from
+ * the BTH to the end of the payload; the ICRC, which rvt_parse_bth()
+ * expects, is not read.
+ */
+static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
+					struct rvt_pkt *pkt)
+{
+	return rvt_parse_bth(bth, len + RVT_ICRC_BYTES, pkt) ? NULL : pkt;
+}
+
 /**
  * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
  * @rdi: the device
+ * @qpn: the QP sending it, for its tracepoint
  * @av: the path: GIDs, traffic class, hop limit
  * @cache: the route cache of a connected QP's @av, or NULL
  * @sport: UDP source port, from the flow
@@ -527,13 +543,14 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
  * Return: 0, or a negative errno when the packet could not be routed;
  * the packet is counted and freed either way.
  */
-int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
+int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
 {
 	bool ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 	u32 payload = skb->len;
 	struct dst_entry *dst;
 	struct udphdr *udph;
+	struct rvt_pkt pkt;
 	u32 icrc;
 	u8 *l3;
 	int ret;
@@ -542,7 +559,9 @@ int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
 	dst = rvt_route(rdi, av, ipv6, cache);
 	local_bh_enable();
 	if (!dst) {
-		rvt_count(rdi, RVT_CNT_TX_NO_ROUTE, 1);
+		rvt_drop(rdi, RVT_CNT_TX_NO_ROUTE,
+			 trace_softrvt_drop_enabled() ?
+			 rvt_tx_pkt(skb->data, payload, &pkt) : NULL);
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
 	}
@@ -594,6 +613,8 @@ int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
 
 	rvt_count(rdi, RVT_CNT_TX_PACKETS, 1);
 	rvt_count(rdi, RVT_CNT_TX_BYTES, payload);
+	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(udph + 1, payload, &pkt))
+		trace_softrvt_tx(rdi, qpn, &pkt);
 	if (ipv6)
 		ret = ip6_local_out(dev_net(rdi->ndev), NULL, skb);
 	else

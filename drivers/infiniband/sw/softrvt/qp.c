@@ -13,6 +13,7 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "trace.h"
 
 #define RVT_QPN_MAX		((1U << 24) - 1)
 #define RVT_QPN_FIRST		2	/* 0 and 1 are the special QPs */
@@ -90,6 +91,7 @@ void rvt_put_qp(struct rvt_qp *qp)
 static void rvt_qp_set_state(struct rvt_qp *qp, enum ib_qp_state state)
 {
 	lockdep_assert_held(&qp->s_lock);
+	trace_softrvt_qp_state(qp, qp->state, state);
 	WRITE_ONCE(qp->state, state);
 	if (qp->state_page)
 		WRITE_ONCE(qp->state_page->state, state);

@@ -17,6 +17,7 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "trace.h"
 
 /* Ask for an ACK at least this often within long messages. */
 #define RVT_ACKREQ_EVERY	16
@@ -252,9 +253,12 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 	memset(p + len, 0, pad);
 
 	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
-	    qp->ibqp.qp_type == IB_QPT_RC)
+	    qp->ibqp.qp_type == IB_QPT_RC) {
 		rvt_count(rdi, RVT_CNT_RETRANSMITS, 1);
-	return rvt_xmit(rdi, av, ud ? NULL : &qp->s_dst_cache,
+		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
+	}
+	return rvt_xmit(rdi, qp->ibqp.qp_num, av,
+			ud ? NULL : &qp->s_dst_cache,
 			rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
 					   dqpn), skb);
 }
@@ -357,13 +361,17 @@ static bool rvt_req_at_stop(struct rvt_qp *qp)
  * rvt_req_rewind - go back to a PSN and resend from there
  * @qp: the RC requester
  * @psn: the first PSN the responder has not accepted
+ * @why: what showed the loss, for the tracepoints
  *
  * Finds the WQE that holds @psn and the byte offset of that packet.
  */
-void rvt_req_rewind(struct rvt_qp *qp, u32 psn)
+void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
 {
 	u32 i = qp->s_tail;
 	struct rvt_swqe *wqe;
+
+	trace_softrvt_go_back(qp, psn, why);
+	qp->s_resend_why = why;
 
 	while (i != qp->s_cur || qp->s_cur_off) {
 		wqe = rvt_get_swqe_ptr(qp, i);
@@ -411,7 +419,8 @@ void rvt_req_timeout(struct rvt_qp *qp)
 	if (qp->s_backoff < RVT_ACK_BACKOFF_MAX)
 		qp->s_backoff++;
 	qp->s_go_back = false;
-	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1),
+		       RVT_RESEND_TIMEOUT);
 	qp->s_rewound = true;
 }
 
@@ -427,7 +436,8 @@ void rvt_req_go_back(struct rvt_qp *qp)
 	if (!qp->s_go_back)
 		return;
 	qp->s_go_back = false;
-	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1));
+	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1),
+		       qp->s_go_back_why);
 	qp->s_rewound = true;
 }
 

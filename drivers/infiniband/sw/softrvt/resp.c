@@ -24,6 +24,7 @@
 
 #include "softrvt.h"
 #include "hdr.h"
+#include "trace.h"
 
 /*
  * READ responses one engine run sends: a READ of gigabytes is answered
@@ -107,7 +108,7 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 	if (len)
 		rvt_copy_from_sge(p, &qp->r_sge, len);
 	memset(p + len, 0, pad);
-	rvt_xmit(rdi, &qp->s_av, &qp->s_dst_cache,
+	rvt_xmit(rdi, qp->ibqp.qp_num, &qp->s_av, &qp->s_dst_cache,
 		 rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
 				    qp->attr.dest_qp_num), skb);
 }
@@ -120,6 +121,7 @@ static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
 
 static void rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
 {
+	trace_softrvt_ack_sent(qp, psn, syndrome, qp->r_msn);
 	rvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0, NULL);
 }
 
@@ -265,6 +267,9 @@ static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 		event = IB_EVENT_QP_ACCESS_ERR;
 	else if (nak == RVT_NAK_INV_REQ)
 		event = IB_EVENT_QP_REQ_ERR;
+	ibdev_dbg(qp->ibqp.device,
+		  "QP %u: request at PSN %u refused (NAK code %d): QP to ERR\n",
+		  qp->ibqp.qp_num, psn, nak);
 	if (qp->ibqp.qp_type == IB_QPT_RC) {
 		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
 		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
@@ -346,13 +351,14 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
  * taken after it.  Anything else is dropped: a duplicate never makes the
  * responder read more than it was first asked to.
  */
-static void rvt_resp_read_again(struct rvt_qp *qp, u32 psn,
+static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 				const struct rvt_reth *reth)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u32 len = get_unaligned_be32(&reth->len);
 	u64 va = get_unaligned_be64(&reth->va);
 	struct rvt_read_res *e = NULL;
+	u32 psn = pkt->psn;
 	u32 back, slot;
 	u64 off;
 
@@ -367,13 +373,13 @@ static void rvt_resp_read_again(struct rvt_qp *qp, u32 psn,
 		}
 	}
 	if (!e) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
 	off = (u64)((psn - e->psn) & RVT_PSN_MASK) * e->mtu;
 	if (get_unaligned_be32(&reth->rkey) != e->rkey || va != e->va + off ||
 	    len > e->len - off) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_HDR, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
 		return;
 	}
 	if (back > qp->r_read_pending) {
@@ -545,7 +551,7 @@ static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 	rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DUP_REQUESTS, 1);
 	switch (op) {
 	case IB_OPCODE_RDMA_READ_REQUEST:
-		rvt_resp_read_again(qp, pkt->psn,
+		rvt_resp_read_again(qp, pkt,
 				    (const struct rvt_reth *)hdr);
 		return;
 	case IB_OPCODE_COMPARE_SWAP:
@@ -667,7 +673,7 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (diff > 0) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		if (!qp->r_nak_sent) {
 			rvt_count(rdi, RVT_CNT_SEQ_NAKS_SENT, 1);
 			rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
@@ -734,7 +740,7 @@ static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
 
 	if (pkt->psn != qp->r_psn) {
 		/* Packets were lost: so is the message they belonged to. */
-		rvt_count(rdi, RVT_CNT_DROP_BAD_PSN, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		qp->r_in_msg = false;
 	}
 	qp->r_psn = rvt_psn_add(pkt->psn, 1);
@@ -746,8 +752,8 @@ static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
 	ret = rvt_resp_message(qp, skb, pkt);
 	if (ret) {
 		/* The receive WQE, if taken, serves the next message. */
-		rvt_count(rdi, ret == -ENOENT ? RVT_CNT_DROP_NO_RWQE :
-						RVT_CNT_DROP_BAD_HDR, 1);
+		rvt_drop(rdi, ret == -ENOENT ? RVT_CNT_DROP_NO_RWQE :
+					       RVT_CNT_DROP_BAD_HDR, pkt);
 		qp->r_in_msg = false;
 	}
 }
@@ -768,12 +774,12 @@ static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (get_unaligned_be32(&deth->qkey) != qp->attr.qkey) {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_QKEY, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_QKEY, pkt);
 		return;
 	}
 	ret = rvt_get_rwqe(qp, qp->r_wqe);
 	if (ret) {
-		rvt_count(rdi, RVT_CNT_DROP_NO_RWQE, 1);
+		rvt_drop(rdi, RVT_CNT_DROP_NO_RWQE, pkt);
 		return;
 	}
 	qp->r_has_rwqe = true;
@@ -821,8 +827,8 @@ void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	/* Receiving works in every state from RTR to SQE. */
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
-		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_STATE,
-			  1);
+		rvt_drop(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_STATE,
+			 pkt);
 		return;
 	}
 	if (unlikely(state == IB_QPS_RTR) &&

@@ -317,6 +317,10 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 		event = IB_EVENT_QP_FATAL;
 		break;
 	}
+	ibdev_dbg(qp->ibqp.device,
+		  "QP %u: request of QP %u refused (%s): QP to ERR\n",
+		  qp->ibqp.qp_num, sqp->ibqp.qp_num,
+		  ib_wc_status_msg(sstatus));
 	rvt_qp_set_error(qp, event);
 	return sqp->ibqp.qp_type == IB_QPT_RC ? sstatus : IB_WC_SUCCESS;
 }
@@ -607,8 +611,8 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 
 	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
-			rvt_count(ib_to_rvt(qp->ibqp.device),
-				  RVT_CNT_DROP_BAD_ADDR, 1);
+			rvt_drop(ib_to_rvt(qp->ibqp.device),
+				 RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
 			kfree_skb(skb);
 			continue;
 		}
@@ -816,6 +820,8 @@ void rvt_send_work(struct work_struct *work)
 		 * memory registration; otherwise on UC and UD only the send
 		 * queue stops (SQE), until the consumer moves it to RTS.
 		 */
+		ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
+			  qp->ibqp.qp_num, ib_wc_status_msg(status));
 		if (qp->ibqp.qp_type == IB_QPT_RC || rvt_wqe_is_local_op(&done))
 			rvt_qp_set_error(qp, 0);
 		else

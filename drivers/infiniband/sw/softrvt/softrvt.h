@@ -102,6 +102,14 @@ enum rvt_counter {
 	RVT_CNT_MAX
 };
 
+/* Why the RC requester went back and sends packets again. */
+enum rvt_resend_why {
+	RVT_RESEND_TIMEOUT,	/* the local ACK timeout */
+	RVT_RESEND_SEQ_NAK,	/* the responder NAKed a PSN out of sequence */
+	RVT_RESEND_RNR_NAK,	/* the RNR wait is over */
+	RVT_RESEND_GAP,		/* answers came for PSNs past a lost one */
+};
+
 struct rvt_net;
 
 struct rvt_dev_info {
@@ -141,6 +149,10 @@ static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
 {
 	atomic64_add(n, &rdi->counters[c]);
 }
+
+struct rvt_pkt;
+void rvt_drop(struct rvt_dev_info *rdi, enum rvt_counter why,
+	      const struct rvt_pkt *pkt);
 
 /* Where RoCEv2 packets go: a QP's primary path or a UD WQE's AH. */
 struct rvt_av {
@@ -411,6 +423,8 @@ struct rvt_qp {
 	bool s_rewound;			/* went back, no progress since */
 	u8 s_backoff;			/* ACK timeouts in a row: timer << it */
 	bool s_go_back;			/* an answer showed a loss: go back */
+	u8 s_go_back_why;		/* enum rvt_resend_why of s_go_back */
+	u8 s_resend_why;		/* and of the last going back */
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
 	bool s_rnr_wait;		/* paused by an RNR NAK */
@@ -539,6 +553,12 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev);
 bool rvt_is_dev(const struct ib_device *ibdev);
 int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
 void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
+
+/* restrack.c */
+int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int rvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int rvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+int rvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 /* mmap.c */
 int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
@@ -677,7 +697,6 @@ static inline struct rvt_swqe *rvt_get_swqe_ptr(const struct rvt_qp *qp,
 }
 
 /* net.c */
-struct rvt_pkt;
 int rvt_net_init(void);
 void rvt_net_exit_all(void);
 int rvt_net_attach(struct rvt_dev_info *rdi);
@@ -690,7 +709,7 @@ struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
-int rvt_xmit(struct rvt_dev_info *rdi, const struct rvt_av *av,
+int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 
 /* req.c */
@@ -698,7 +717,7 @@ u32 rvt_qp_mtu(const struct rvt_qp *qp);
 bool rvt_req_send_rc(struct rvt_qp *qp);
 enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe);
-void rvt_req_rewind(struct rvt_qp *qp, u32 psn);
+void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why);
 void rvt_req_go_back(struct rvt_qp *qp);
 void rvt_req_stop(struct rvt_qp *qp, u32 i);
 void rvt_req_timeout(struct rvt_qp *qp);

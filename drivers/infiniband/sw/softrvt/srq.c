@@ -11,6 +11,7 @@
 #include <rdma/uverbs_ioctl.h>
 
 #include "softrvt.h"
+#include "trace.h"
 
 /**
  * rvt_srq_init - set up an SRQ's ring and limit
@@ -77,6 +78,7 @@ int rvt_srq_get_rwqe(struct rvt_srq *srq, struct rvt_rwqe *wqe)
 	spin_lock_irqsave(&srq->rq.lock, flags);
 	left = rvt_rq_pop_locked(&srq->rq, wqe);
 	if (left >= 0 && srq->limit && left < srq->limit) {
+		trace_softrvt_srq_limit(srq, left, srq->limit);
 		srq->limit = 0;
 		fire = true;
 	}

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The tracepoints of trace.h, and rvt_drop(), through which every dropped
+ * packet is both counted and traced: the two cannot disagree.
+ */
+
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+/**
+ * rvt_drop - count a dropped packet under its cause, and trace it
+ * @rdi: the device
+ * @why: the drop counter, one of RVT_DROP_LIST in trace.h
+ * @pkt: its parsed headers, or NULL if they could not be parsed
+ *
+ * Drops are the exception: an out-of-line call costs nothing that counts.
+ * Any context.
+ */
+void rvt_drop(struct rvt_dev_info *rdi, enum rvt_counter why,
+	      const struct rvt_pkt *pkt)
+{
+	rvt_count(rdi, why, 1);
+	trace_softrvt_drop(rdi, why, pkt);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_drop);
