@@ -64,6 +64,7 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.bind_mw = softrvt_bind_mw,
 
 	.create_cq = softrvt_create_cq,
+	.create_cq_ex = softrvt_create_cq_ex,
 	.poll_cq = softrvt_poll_cq,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.resize_cq = softrvt_resize_cq,

@@ -48,6 +48,8 @@ static_assert(sizeof(struct rvt_wqe_sge) == 16, "rvt_wqe_sge size");
 /* Command and response buffers: the core verbs struct, then our udata. */
 DECLARE_DRV_CMD(usoftrvt_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, softrvt_cq_resp);
+DECLARE_DRV_CMD(usoftrvt_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, softrvt_cq_resp);
 DECLARE_DRV_CMD(usoftrvt_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, softrvt_cq_resp);
 DECLARE_DRV_CMD(usoftrvt_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
@@ -67,13 +69,22 @@ struct softrvt_context {
 };
 
 struct softrvt_cq {
-	struct ibv_cq ibv_cq;
-	/* Serialises pollers and resize. */
+	struct verbs_cq vcq;
+	/*
+	 * Serialises pollers and resize; held from a successful
+	 * ibv_start_poll() to its ibv_end_poll().
+	 */
 	pthread_spinlock_t lock;
 	/* NULL once a resize succeeded in the kernel but its mmap failed. */
 	struct rvt_cq_wc *ring;
 	size_t ring_len;
 	uint32_t size;			/* slots: cqe + 1 */
+	/*
+	 * Extended polling: the completion being read, copied out of the
+	 * ring once, and the tail to publish when the caller moves on.
+	 */
+	struct ib_uverbs_wc cur;
+	uint32_t next_tail;
 };
 
 /* A receive ring: an SRQ's, or the receive queue of a QP without SRQ. */
@@ -113,7 +124,12 @@ static inline struct softrvt_context *to_sctx(struct ibv_context *ibctx)
 
 static inline struct softrvt_cq *to_scq(struct ibv_cq *ibcq)
 {
-	return container_of(ibcq, struct softrvt_cq, ibv_cq);
+	return container_of(ibcq, struct softrvt_cq, vcq.cq);
+}
+
+static inline struct softrvt_cq *to_scq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct softrvt_cq, vcq.cq_ex);
 }
 
 static inline struct softrvt_srq *to_ssrq(struct ibv_srq *ibsrq)
@@ -145,6 +161,8 @@ int softrvt_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
+struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr);
 int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int softrvt_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softrvt_destroy_cq(struct ibv_cq *ibcq);

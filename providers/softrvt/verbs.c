@@ -2,10 +2,10 @@
 /*
  * libsoftrvt: the verbs.
  *
- * Everything but the fast paths is a kernel command.  poll_cq reads the
- * mmapped CQ ring; post_recv and post_srq_recv write the mmapped receive
- * ring.  post_send always goes through the kernel, and so does
- * ibv_bind_mw(), as a send WR.
+ * Everything but the fast paths is a kernel command.  poll_cq and the
+ * extended CQ's ibv_start_poll() read the mmapped CQ ring; post_recv and
+ * post_srq_recv write the mmapped receive ring.  post_send always goes
+ * through the kernel, and so does ibv_bind_mw(), as a send WR.
  *
  * Functions returning int return 0 or a positive errno value, as
  * libibverbs expects; those returning a pointer return NULL with errno
@@ -165,8 +165,8 @@ static void *softrvt_map_ring(struct ibv_context *context, uint64_t offset,
  */
 static int softrvt_cq_map(struct softrvt_cq *cq, uint64_t offset)
 {
-	struct ibv_context *context = cq->ibv_cq.context;
-	int cqe = cq->ibv_cq.cqe;
+	struct ibv_context *context = cq->vcq.cq.context;
+	int cqe = cq->vcq.cq.cqe;
 	size_t len;
 	void *ring;
 	int ret;
@@ -217,7 +217,7 @@ struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 		goto err_free;
 
 	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
-				&cq->ibv_cq, &cmd.ibv_cmd, sizeof(cmd),
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
@@ -225,10 +225,10 @@ struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 	ret = softrvt_cq_map(cq, resp.mmap_offset);
 	if (ret)
 		goto err_cmd;
-	return &cq->ibv_cq;
+	return &cq->vcq.cq;
 
 err_cmd:
-	ibv_cmd_destroy_cq(&cq->ibv_cq);
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_lock:
 	pthread_spin_destroy(&cq->lock);
 err_free:
@@ -361,6 +361,214 @@ int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 out:
 	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * Extended polling.  A successful ibv_start_poll() takes the poll lock,
+ * which ibv_end_poll() drops; in between, the completion at the tail is
+ * copied once into cq->cur and every ibv_wc_read_*() reads that copy,
+ * never the ring, which the kernel may be writing.  The tail moves past a
+ * completion when the caller asks for the next one or ends the batch.
+ */
+static int softrvt_cq_read_next(struct softrvt_cq *cq, uint32_t tail)
+{
+	struct rvt_cq_wc *ring = cq->ring;
+	uint32_t head;
+
+	if (!ring)
+		return EIO;
+	/* Acquire: pairs with the kernel's release of the entries it wrote. */
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= cq->size || tail >= cq->size)
+		return EIO;
+	if (head == tail)
+		return ENOENT;
+
+	memcpy(&cq->cur, &ring->uqueue[tail], sizeof(cq->cur));
+	cq->next_tail = tail + 1 == cq->size ? 0 : tail + 1;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	return 0;
+}
+
+static void softrvt_cq_consume(struct softrvt_cq *cq)
+{
+	/* Release: we are done reading the slot the kernel may now reuse. */
+	atomic_store_explicit(&cq->ring->tail, cq->next_tail,
+			      memory_order_release);
+}
+
+static int softrvt_start_poll(struct ibv_cq_ex *ibcq,
+			      struct ibv_poll_cq_attr *attr)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+	uint32_t tail;
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = EIO;
+	if (cq->ring) {
+		tail = atomic_load_explicit(&cq->ring->tail,
+					    memory_order_relaxed);
+		ret = softrvt_cq_read_next(cq, tail);
+	}
+	/* No ibv_end_poll() follows a failed ibv_start_poll(). */
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int softrvt_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+
+	softrvt_cq_consume(cq);
+	/* Our own index: the last one we published, not the ring's word. */
+	return softrvt_cq_read_next(cq, cq->next_tail);
+}
+
+static void softrvt_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+
+	softrvt_cq_consume(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode softrvt_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.opcode;
+}
+
+static uint32_t softrvt_wc_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.vendor_err;
+}
+
+static uint32_t softrvt_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.byte_len;
+}
+
+/* Also ibv_wc_read_invalidated_rkey(): the same word. */
+static __be32 softrvt_wc_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.ex.imm_data;
+}
+
+static uint32_t softrvt_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.qp_num;
+}
+
+static uint32_t softrvt_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.src_qp;
+}
+
+static unsigned int softrvt_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return softrvt_wc_flags(to_scq_ex(ibcq)->cur.wc_flags);
+}
+
+static uint32_t softrvt_wc_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.slid;
+}
+
+static uint8_t softrvt_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.sl;
+}
+
+static uint8_t softrvt_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.dlid_path_bits;
+}
+
+/*
+ * What the CQ ring holds for every completion.  No time stamps, flow tags
+ * or VLANs: the kernel records none.
+ */
+#define SOFTRVT_WC_EX_FLAGS						\
+	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |			\
+	 IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |		\
+	 IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
+	 IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+/*
+ * An extended CQ is the same CQ and ring as ibv_create_cq()'s; it is
+ * polled either way.  Only the fields the ring holds may be asked for,
+ * and no parent domain.  IBV_CREATE_CQ_ATTR_SINGLE_THREADED is a hint;
+ * the poll lock stays.
+ */
+struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr)
+{
+	struct usoftrvt_create_cq_ex_resp resp = {};
+	struct usoftrvt_create_cq_ex cmd = {};
+	struct ibv_cq_ex *cqx;
+	struct softrvt_cq *cq;
+	int ret;
+
+	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+	    attr->wc_flags & ~(uint64_t)SOFTRVT_WC_EX_FLAGS ||
+	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	     attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret)
+		goto err_lock;
+
+	ret = softrvt_cq_map(cq, resp.mmap_offset);
+	if (ret)
+		goto err_cmd;
+
+	cqx = &cq->vcq.cq_ex;
+	cqx->start_poll = softrvt_start_poll;
+	cqx->next_poll = softrvt_next_poll;
+	cqx->end_poll = softrvt_end_poll;
+	cqx->read_opcode = softrvt_wc_read_opcode;
+	cqx->read_vendor_err = softrvt_wc_read_vendor_err;
+	cqx->read_wc_flags = softrvt_wc_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cqx->read_byte_len = softrvt_wc_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		cqx->read_imm_data = softrvt_wc_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cqx->read_qp_num = softrvt_wc_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cqx->read_src_qp = softrvt_wc_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		cqx->read_slid = softrvt_wc_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		cqx->read_sl = softrvt_wc_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cqx->read_dlid_path_bits = softrvt_wc_read_dlid_path_bits;
+	return cqx;
+
+err_cmd:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
 }
 
 /*
