@@ -71,6 +71,7 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.destroy_cq = softrvt_destroy_cq,
 
 	.create_srq = softrvt_create_srq,
+	.create_srq_ex = softrvt_create_srq_ex,
 	.modify_srq = softrvt_modify_srq,
 	.query_srq = softrvt_query_srq,
 	.destroy_srq = softrvt_destroy_srq,

@@ -54,6 +54,8 @@ DECLARE_DRV_CMD(usoftrvt_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, softrvt_cq_resp);
 DECLARE_DRV_CMD(usoftrvt_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, softrvt_create_srq_resp);
+DECLARE_DRV_CMD(usoftrvt_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		empty, softrvt_create_srq_resp);
 DECLARE_DRV_CMD(usoftrvt_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		softrvt_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(usoftrvt_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
@@ -100,7 +102,7 @@ struct softrvt_rq {
 };
 
 struct softrvt_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;
 	struct softrvt_rq rq;
 };
 
@@ -134,7 +136,7 @@ static inline struct softrvt_cq *to_scq_ex(struct ibv_cq_ex *ibcq)
 
 static inline struct softrvt_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
-	return container_of(ibsrq, struct softrvt_srq, ibv_srq);
+	return container_of(ibsrq, struct softrvt_srq, vsrq.srq);
 }
 
 static inline struct softrvt_qp *to_sqp(struct ibv_qp *ibqp)
@@ -169,6 +171,8 @@ int softrvt_destroy_cq(struct ibv_cq *ibcq);
 
 struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 				   struct ibv_srq_init_attr *attr);
+struct ibv_srq *softrvt_create_srq_ex(struct ibv_context *context,
+				      struct ibv_srq_init_attr_ex *attr);
 int softrvt_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		       int attr_mask);
 int softrvt_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);

@@ -702,7 +702,7 @@ struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 	if (ret)
 		goto err_free;
 
-	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
@@ -712,10 +712,64 @@ struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 			     attr->attr.max_wr, attr->attr.max_sge);
 	if (ret)
 		goto err_cmd;
-	return &srq->ibv_srq;
+	return &srq->vsrq.srq;
 
 err_cmd:
-	ibv_cmd_destroy_srq(&srq->ibv_srq);
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_lock:
+	pthread_spin_destroy(&srq->rq.lock);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * libibverbs itself sends a basic SRQ with nothing but a PD to
+ * ibv_create_srq(); what reaches us also names a CQ, or asks for an XRC
+ * or tag matching SRQ, which softrvt does not have (yet).  A basic SRQ
+ * has no use for the CQ: it is the same SRQ as ibv_create_srq()'s.
+ */
+struct ibv_srq *softrvt_create_srq_ex(struct ibv_context *context,
+				      struct ibv_srq_init_attr_ex *attr)
+{
+	struct usoftrvt_create_xsrq_resp resp = {};
+	struct usoftrvt_create_xsrq cmd = {};
+	struct softrvt_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+				IBV_SRQ_INIT_ATTR_CQ) ||
+	    (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE &&
+	     attr->srq_type != IBV_SRQT_BASIC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = softrvt_rq_map(context, &srq->rq, resp.mmap_offset,
+			     attr->attr.max_wr, attr->attr.max_sge);
+	if (ret)
+		goto err_cmd;
+	return &srq->vsrq.srq;
+
+err_cmd:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_lock:
 	pthread_spin_destroy(&srq->rq.lock);
 err_free:
