@@ -78,6 +78,7 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.post_srq_recv = softrvt_post_srq_recv,
 
 	.create_qp = softrvt_create_qp,
+	.create_qp_ex = softrvt_create_qp_ex,
 	.query_qp = softrvt_query_qp,
 	.modify_qp = softrvt_modify_qp,
 	.destroy_qp = softrvt_destroy_qp,

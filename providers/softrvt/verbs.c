@@ -5,7 +5,8 @@
  * Everything but the fast paths is a kernel command.  poll_cq and the
  * extended CQ's ibv_start_poll() read the mmapped CQ ring; post_recv and
  * post_srq_recv write the mmapped receive ring.  post_send always goes
- * through the kernel, and so does ibv_bind_mw(), as a send WR.
+ * through the kernel, and so do ibv_bind_mw(), as a send WR, and the
+ * ibv_wr_*() batches of extended QPs (wr.c).
  *
  * Functions returning int return 0 or a positive errno value, as
  * libibverbs expects; those returning a pointer return NULL with errno
@@ -843,11 +844,8 @@ int softrvt_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
-struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
-				 struct ibv_qp_init_attr *attr)
+static struct softrvt_qp *softrvt_qp_alloc(void)
 {
-	struct usoftrvt_create_qp_resp resp = {};
-	struct usoftrvt_create_qp cmd = {};
 	struct softrvt_qp *qp;
 	int ret;
 
@@ -857,37 +855,135 @@ struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
 		goto err_free;
-
-	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = pthread_mutex_init(&qp->wr_lock, NULL);
 	if (ret)
-		goto err_lock;
+		goto err_spin;
+	return qp;
 
-	qp->state_len = to_sdev(pd->context->device)->page_size;
-	qp->state = softrvt_map_ring(pd->context, resp.state_mmap_offset,
-				     qp->state_len, PROT_READ);
-	if (!qp->state) {
-		ret = errno;
-		goto err_cmd;
-	}
-	/* attr->cap now holds what the kernel really allocated. */
-	if (!attr->srq) {
-		ret = softrvt_rq_map(pd->context, &qp->rq, resp.rq_mmap_offset,
-				     attr->cap.max_recv_wr,
-				     attr->cap.max_recv_sge);
-		if (ret)
-			goto err_state;
-	}
-	return &qp->ibv_qp;
-
-err_state:
-	munmap(qp->state, qp->state_len);
-err_cmd:
-	ibv_cmd_destroy_qp(&qp->ibv_qp);
-err_lock:
+err_spin:
 	pthread_spin_destroy(&qp->rq.lock);
 err_free:
 	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static void softrvt_qp_free(struct softrvt_qp *qp)
+{
+	softrvt_qp_free_batch(qp);
+	pthread_mutex_destroy(&qp->wr_lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+}
+
+/*
+ * Map the state page and the receive ring of a QP the kernel just made,
+ * and keep what it allocated (@cap, filled in by the command).
+ */
+static int softrvt_qp_map(struct ibv_context *context, struct softrvt_qp *qp,
+			  const struct softrvt_create_qp_resp *resp,
+			  const struct ibv_qp_cap *cap, bool has_srq)
+{
+	int ret;
+
+	qp->state_len = to_sdev(context->device)->page_size;
+	qp->state = softrvt_map_ring(context, resp->state_mmap_offset,
+				     qp->state_len, PROT_READ);
+	if (!qp->state)
+		return errno;
+	if (!has_srq) {
+		ret = softrvt_rq_map(context, &qp->rq, resp->rq_mmap_offset,
+				     cap->max_recv_wr, cap->max_recv_sge);
+		if (ret) {
+			munmap(qp->state, qp->state_len);
+			return ret;
+		}
+	}
+	qp->max_send_wr = cap->max_send_wr;
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_inline_data = cap->max_inline_data;
+	return 0;
+}
+
+struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct usoftrvt_create_qp_resp resp = {};
+	struct usoftrvt_create_qp cmd = {};
+	struct softrvt_qp *qp;
+	int ret;
+
+	qp = softrvt_qp_alloc();
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/* attr->cap now holds what the kernel really allocated. */
+	ret = softrvt_qp_map(pd->context, qp, &resp.drv_payload, &attr->cap,
+			     attr->srq);
+	if (ret)
+		goto err_cmd;
+	return &qp->vqp.qp;
+
+err_cmd:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	softrvt_qp_free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * An extended QP: a PD and, for the ibv_wr_*() API, the operations in
+ * send_ops_flags, which must all be ones the QP type can post.  No
+ * creation flags, XRC, RSS, TSO or source QPN.
+ */
+struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	struct usoftrvt_create_qp_ex_resp resp = {};
+	struct usoftrvt_create_qp_ex cmd = {};
+	struct softrvt_qp *qp;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	     attr->create_flags) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS &&
+	     attr->send_ops_flags & ~softrvt_send_ops(attr->qp_type))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = softrvt_qp_alloc();
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp_ex2(context, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = softrvt_qp_map(context, qp, &resp.drv_payload, &attr->cap,
+			     attr->srq);
+	if (ret)
+		goto err_cmd;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		softrvt_qp_set_wr_ops(qp, attr->send_ops_flags);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
+
+err_cmd:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	softrvt_qp_free(qp);
 	errno = ret;
 	return NULL;
 }
@@ -924,8 +1020,7 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	softrvt_rq_unmap(&qp->rq);
 	munmap(qp->state, qp->state_len);
-	pthread_spin_destroy(&qp->rq.lock);
-	free(qp);
+	softrvt_qp_free(qp);
 	return 0;
 }
 
