@@ -95,6 +95,13 @@ else
 	fail "wire_mw: binary built"
 fi
 
+# The extended verbs API: every ibv_wr_*() operation, the extended CQ.
+if [ -x tests/wr_ex ]; then
+	tap_prog wr_ex "$LOG/wr_ex.tap" timeout 120 tests/wr_ex $DEV $GID $DEV $GID
+else
+	fail "wr_ex: binary built"
+fi
+
 # rdma-core's pyverbs tests, one module a process.
 scripts/guest/pyverbs-tests.sh test_device test_pd test_mr test_cq \
 	test_cq_events test_srq test_qp test_atomic test_rdmacm |
