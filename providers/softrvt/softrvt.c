@@ -64,18 +64,21 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.bind_mw = softrvt_bind_mw,
 
 	.create_cq = softrvt_create_cq,
+	.create_cq_ex = softrvt_create_cq_ex,
 	.poll_cq = softrvt_poll_cq,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.resize_cq = softrvt_resize_cq,
 	.destroy_cq = softrvt_destroy_cq,
 
 	.create_srq = softrvt_create_srq,
+	.create_srq_ex = softrvt_create_srq_ex,
 	.modify_srq = softrvt_modify_srq,
 	.query_srq = softrvt_query_srq,
 	.destroy_srq = softrvt_destroy_srq,
 	.post_srq_recv = softrvt_post_srq_recv,
 
 	.create_qp = softrvt_create_qp,
+	.create_qp_ex = softrvt_create_qp_ex,
 	.query_qp = softrvt_query_qp,
 	.modify_qp = softrvt_modify_qp,
 	.destroy_qp = softrvt_destroy_qp,

@@ -48,13 +48,19 @@ static_assert(sizeof(struct rvt_wqe_sge) == 16, "rvt_wqe_sge size");
 /* Command and response buffers: the core verbs struct, then our udata. */
 DECLARE_DRV_CMD(usoftrvt_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
 		empty, softrvt_cq_resp);
+DECLARE_DRV_CMD(usoftrvt_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, softrvt_cq_resp);
 DECLARE_DRV_CMD(usoftrvt_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
 		empty, softrvt_cq_resp);
 DECLARE_DRV_CMD(usoftrvt_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, softrvt_create_srq_resp);
+DECLARE_DRV_CMD(usoftrvt_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		empty, softrvt_create_srq_resp);
 DECLARE_DRV_CMD(usoftrvt_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
 		softrvt_modify_srq_cmd, empty);
 DECLARE_DRV_CMD(usoftrvt_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, softrvt_create_qp_resp);
+DECLARE_DRV_CMD(usoftrvt_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		empty, softrvt_create_qp_resp);
 
 struct softrvt_device {
@@ -67,13 +73,22 @@ struct softrvt_context {
 };
 
 struct softrvt_cq {
-	struct ibv_cq ibv_cq;
-	/* Serialises pollers and resize. */
+	struct verbs_cq vcq;
+	/*
+	 * Serialises pollers and resize; held from a successful
+	 * ibv_start_poll() to its ibv_end_poll().
+	 */
 	pthread_spinlock_t lock;
 	/* NULL once a resize succeeded in the kernel but its mmap failed. */
 	struct rvt_cq_wc *ring;
 	size_t ring_len;
 	uint32_t size;			/* slots: cqe + 1 */
+	/*
+	 * Extended polling: the completion being read, copied out of the
+	 * ring once, and the tail to publish when the caller moves on.
+	 */
+	struct ib_uverbs_wc cur;
+	uint32_t next_tail;
 };
 
 /* A receive ring: an SRQ's, or the receive queue of a QP without SRQ. */
@@ -89,16 +104,44 @@ struct softrvt_rq {
 };
 
 struct softrvt_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;
 	struct softrvt_rq rq;
 };
 
+/*
+ * The WRs built by the ibv_wr_*() calls of one ibv_wr_start() ...
+ * ibv_wr_complete() batch.  The arrays grow as needed, so a WR refers to
+ * its SGEs, and an inline SGE to its bytes, by index until wr_complete
+ * makes pointers of them.
+ */
+struct softrvt_wr {
+	struct ibv_send_wr wr;
+	size_t first_sge;		/* its SGEs, in softrvt_wr_batch.sge */
+};
+
+struct softrvt_wr_batch {
+	struct softrvt_wr *wr;
+	size_t nwr, wr_cap;
+	struct ibv_sge *sge;
+	size_t nsge, sge_cap;
+	uint8_t *inl;			/* inline payloads, copied */
+	size_t ninl, inl_cap;
+	int err;			/* the first error, 0 if none */
+};
+
 struct softrvt_qp {
-	struct ibv_qp ibv_qp;
+	struct verbs_qp vqp;
 	struct softrvt_rq rq;
 	/* The kernel's copy of the QP state, one page mapped read-only. */
 	struct softrvt_qp_state *state;
 	size_t state_len;
+	/* What the kernel allocated, which it checks each send WR against. */
+	uint32_t max_send_wr;
+	uint32_t max_send_sge;
+	uint32_t max_inline_data;
+	/* The ibv_wr_*() API: held from ibv_wr_start() to its end. */
+	pthread_mutex_t wr_lock;
+	struct softrvt_wr_batch batch;
 };
 
 static inline struct softrvt_device *to_sdev(struct ibv_device *ibdev)
@@ -113,17 +156,27 @@ static inline struct softrvt_context *to_sctx(struct ibv_context *ibctx)
 
 static inline struct softrvt_cq *to_scq(struct ibv_cq *ibcq)
 {
-	return container_of(ibcq, struct softrvt_cq, ibv_cq);
+	return container_of(ibcq, struct softrvt_cq, vcq.cq);
+}
+
+static inline struct softrvt_cq *to_scq_ex(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct softrvt_cq, vcq.cq_ex);
 }
 
 static inline struct softrvt_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
-	return container_of(ibsrq, struct softrvt_srq, ibv_srq);
+	return container_of(ibsrq, struct softrvt_srq, vsrq.srq);
 }
 
 static inline struct softrvt_qp *to_sqp(struct ibv_qp *ibqp)
 {
-	return container_of(ibqp, struct softrvt_qp, ibv_qp);
+	return container_of(ibqp, struct softrvt_qp, vqp.qp);
+}
+
+static inline struct softrvt_qp *to_sqp_ex(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct softrvt_qp, vqp.qp_ex);
 }
 
 int softrvt_query_device(struct ibv_context *context,
@@ -145,12 +198,16 @@ int softrvt_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector);
+struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr);
 int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int softrvt_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softrvt_destroy_cq(struct ibv_cq *ibcq);
 
 struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 				   struct ibv_srq_init_attr *attr);
+struct ibv_srq *softrvt_create_srq_ex(struct ibv_context *context,
+				      struct ibv_srq_init_attr_ex *attr);
 int softrvt_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		       int attr_mask);
 int softrvt_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
@@ -160,6 +217,8 @@ int softrvt_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 
 struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 				 struct ibv_qp_init_attr *attr);
+struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
+				    struct ibv_qp_init_attr_ex *attr);
 int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		     int attr_mask, struct ibv_qp_init_attr *init_attr);
 int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -169,6 +228,11 @@ int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+
+/* wr.c: the ibv_wr_*() API of extended QPs. */
+uint64_t softrvt_send_ops(enum ibv_qp_type type);
+void softrvt_qp_set_wr_ops(struct softrvt_qp *qp, uint64_t send_ops);
+void softrvt_qp_free_batch(struct softrvt_qp *qp);
 
 struct ibv_ah *softrvt_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int softrvt_destroy_ah(struct ibv_ah *ah);

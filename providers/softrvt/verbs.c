@@ -2,10 +2,11 @@
 /*
  * libsoftrvt: the verbs.
  *
- * Everything but the fast paths is a kernel command.  poll_cq reads the
- * mmapped CQ ring; post_recv and post_srq_recv write the mmapped receive
- * ring.  post_send always goes through the kernel, and so does
- * ibv_bind_mw(), as a send WR.
+ * Everything but the fast paths is a kernel command.  poll_cq and the
+ * extended CQ's ibv_start_poll() read the mmapped CQ ring; post_recv and
+ * post_srq_recv write the mmapped receive ring.  post_send always goes
+ * through the kernel, and so do ibv_bind_mw(), as a send WR, and the
+ * ibv_wr_*() batches of extended QPs (wr.c).
  *
  * Functions returning int return 0 or a positive errno value, as
  * libibverbs expects; those returning a pointer return NULL with errno
@@ -165,8 +166,8 @@ static void *softrvt_map_ring(struct ibv_context *context, uint64_t offset,
  */
 static int softrvt_cq_map(struct softrvt_cq *cq, uint64_t offset)
 {
-	struct ibv_context *context = cq->ibv_cq.context;
-	int cqe = cq->ibv_cq.cqe;
+	struct ibv_context *context = cq->vcq.cq.context;
+	int cqe = cq->vcq.cq.cqe;
 	size_t len;
 	void *ring;
 	int ret;
@@ -217,7 +218,7 @@ struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 		goto err_free;
 
 	ret = ibv_cmd_create_cq(context, cqe, channel, comp_vector,
-				&cq->ibv_cq, &cmd.ibv_cmd, sizeof(cmd),
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
@@ -225,10 +226,10 @@ struct ibv_cq *softrvt_create_cq(struct ibv_context *context, int cqe,
 	ret = softrvt_cq_map(cq, resp.mmap_offset);
 	if (ret)
 		goto err_cmd;
-	return &cq->ibv_cq;
+	return &cq->vcq.cq;
 
 err_cmd:
-	ibv_cmd_destroy_cq(&cq->ibv_cq);
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_lock:
 	pthread_spin_destroy(&cq->lock);
 err_free:
@@ -364,6 +365,214 @@ out:
 }
 
 /*
+ * Extended polling.  A successful ibv_start_poll() takes the poll lock,
+ * which ibv_end_poll() drops; in between, the completion at the tail is
+ * copied once into cq->cur and every ibv_wc_read_*() reads that copy,
+ * never the ring, which the kernel may be writing.  The tail moves past a
+ * completion when the caller asks for the next one or ends the batch.
+ */
+static int softrvt_cq_read_next(struct softrvt_cq *cq, uint32_t tail)
+{
+	struct rvt_cq_wc *ring = cq->ring;
+	uint32_t head;
+
+	if (!ring)
+		return EIO;
+	/* Acquire: pairs with the kernel's release of the entries it wrote. */
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= cq->size || tail >= cq->size)
+		return EIO;
+	if (head == tail)
+		return ENOENT;
+
+	memcpy(&cq->cur, &ring->uqueue[tail], sizeof(cq->cur));
+	cq->next_tail = tail + 1 == cq->size ? 0 : tail + 1;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	return 0;
+}
+
+static void softrvt_cq_consume(struct softrvt_cq *cq)
+{
+	/* Release: we are done reading the slot the kernel may now reuse. */
+	atomic_store_explicit(&cq->ring->tail, cq->next_tail,
+			      memory_order_release);
+}
+
+static int softrvt_start_poll(struct ibv_cq_ex *ibcq,
+			      struct ibv_poll_cq_attr *attr)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+	uint32_t tail;
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	ret = EIO;
+	if (cq->ring) {
+		tail = atomic_load_explicit(&cq->ring->tail,
+					    memory_order_relaxed);
+		ret = softrvt_cq_read_next(cq, tail);
+	}
+	/* No ibv_end_poll() follows a failed ibv_start_poll(). */
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int softrvt_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+
+	softrvt_cq_consume(cq);
+	/* Our own index: the last one we published, not the ring's word. */
+	return softrvt_cq_read_next(cq, cq->next_tail);
+}
+
+static void softrvt_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct softrvt_cq *cq = to_scq_ex(ibcq);
+
+	softrvt_cq_consume(cq);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode softrvt_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.opcode;
+}
+
+static uint32_t softrvt_wc_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.vendor_err;
+}
+
+static uint32_t softrvt_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.byte_len;
+}
+
+/* Also ibv_wc_read_invalidated_rkey(): the same word. */
+static __be32 softrvt_wc_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.ex.imm_data;
+}
+
+static uint32_t softrvt_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.qp_num;
+}
+
+static uint32_t softrvt_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.src_qp;
+}
+
+static unsigned int softrvt_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return softrvt_wc_flags(to_scq_ex(ibcq)->cur.wc_flags);
+}
+
+static uint32_t softrvt_wc_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.slid;
+}
+
+static uint8_t softrvt_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.sl;
+}
+
+static uint8_t softrvt_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_scq_ex(ibcq)->cur.dlid_path_bits;
+}
+
+/*
+ * What the CQ ring holds for every completion.  No time stamps, flow tags
+ * or VLANs: the kernel records none.
+ */
+#define SOFTRVT_WC_EX_FLAGS						\
+	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |			\
+	 IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |		\
+	 IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |			\
+	 IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+/*
+ * An extended CQ is the same CQ and ring as ibv_create_cq()'s; it is
+ * polled either way.  Only the fields the ring holds may be asked for,
+ * and no parent domain.  IBV_CREATE_CQ_ATTR_SINGLE_THREADED is a hint;
+ * the poll lock stays.
+ */
+struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr)
+{
+	struct usoftrvt_create_cq_ex_resp resp = {};
+	struct usoftrvt_create_cq_ex cmd = {};
+	struct ibv_cq_ex *cqx;
+	struct softrvt_cq *cq;
+	int ret;
+
+	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+	    attr->wc_flags & ~(uint64_t)SOFTRVT_WC_EX_FLAGS ||
+	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	     attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
+	if (ret)
+		goto err_lock;
+
+	ret = softrvt_cq_map(cq, resp.mmap_offset);
+	if (ret)
+		goto err_cmd;
+
+	cqx = &cq->vcq.cq_ex;
+	cqx->start_poll = softrvt_start_poll;
+	cqx->next_poll = softrvt_next_poll;
+	cqx->end_poll = softrvt_end_poll;
+	cqx->read_opcode = softrvt_wc_read_opcode;
+	cqx->read_vendor_err = softrvt_wc_read_vendor_err;
+	cqx->read_wc_flags = softrvt_wc_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cqx->read_byte_len = softrvt_wc_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		cqx->read_imm_data = softrvt_wc_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cqx->read_qp_num = softrvt_wc_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cqx->read_src_qp = softrvt_wc_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		cqx->read_slid = softrvt_wc_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		cqx->read_sl = softrvt_wc_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cqx->read_dlid_path_bits = softrvt_wc_read_dlid_path_bits;
+	return cqx;
+
+err_cmd:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+/*
  * Map a receive ring of max_wr + 1 slots of max_sge SGEs each at
  * @offset, replacing the one mapped so far.  On error the old mapping
  * stays.
@@ -494,7 +703,7 @@ struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 	if (ret)
 		goto err_free;
 
-	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd.ibv_cmd,
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
@@ -504,10 +713,64 @@ struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 			     attr->attr.max_wr, attr->attr.max_sge);
 	if (ret)
 		goto err_cmd;
-	return &srq->ibv_srq;
+	return &srq->vsrq.srq;
 
 err_cmd:
-	ibv_cmd_destroy_srq(&srq->ibv_srq);
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_lock:
+	pthread_spin_destroy(&srq->rq.lock);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * libibverbs itself sends a basic SRQ with nothing but a PD to
+ * ibv_create_srq(); what reaches us also names a CQ, or asks for an XRC
+ * or tag matching SRQ, which softrvt does not have (yet).  A basic SRQ
+ * has no use for the CQ: it is the same SRQ as ibv_create_srq()'s.
+ */
+struct ibv_srq *softrvt_create_srq_ex(struct ibv_context *context,
+				      struct ibv_srq_init_attr_ex *attr)
+{
+	struct usoftrvt_create_xsrq_resp resp = {};
+	struct usoftrvt_create_xsrq cmd = {};
+	struct softrvt_srq *srq;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+				IBV_SRQ_INIT_ATTR_CQ) ||
+	    (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE &&
+	     attr->srq_type != IBV_SRQT_BASIC)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = softrvt_rq_map(context, &srq->rq, resp.mmap_offset,
+			     attr->attr.max_wr, attr->attr.max_sge);
+	if (ret)
+		goto err_cmd;
+	return &srq->vsrq.srq;
+
+err_cmd:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_lock:
 	pthread_spin_destroy(&srq->rq.lock);
 err_free:
@@ -581,11 +844,8 @@ int softrvt_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
-struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
-				 struct ibv_qp_init_attr *attr)
+static struct softrvt_qp *softrvt_qp_alloc(void)
 {
-	struct usoftrvt_create_qp_resp resp = {};
-	struct usoftrvt_create_qp cmd = {};
 	struct softrvt_qp *qp;
 	int ret;
 
@@ -595,37 +855,135 @@ struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 	ret = pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
 		goto err_free;
-
-	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, attr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = pthread_mutex_init(&qp->wr_lock, NULL);
 	if (ret)
-		goto err_lock;
+		goto err_spin;
+	return qp;
 
-	qp->state_len = to_sdev(pd->context->device)->page_size;
-	qp->state = softrvt_map_ring(pd->context, resp.state_mmap_offset,
-				     qp->state_len, PROT_READ);
-	if (!qp->state) {
-		ret = errno;
-		goto err_cmd;
-	}
-	/* attr->cap now holds what the kernel really allocated. */
-	if (!attr->srq) {
-		ret = softrvt_rq_map(pd->context, &qp->rq, resp.rq_mmap_offset,
-				     attr->cap.max_recv_wr,
-				     attr->cap.max_recv_sge);
-		if (ret)
-			goto err_state;
-	}
-	return &qp->ibv_qp;
-
-err_state:
-	munmap(qp->state, qp->state_len);
-err_cmd:
-	ibv_cmd_destroy_qp(&qp->ibv_qp);
-err_lock:
+err_spin:
 	pthread_spin_destroy(&qp->rq.lock);
 err_free:
 	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+static void softrvt_qp_free(struct softrvt_qp *qp)
+{
+	softrvt_qp_free_batch(qp);
+	pthread_mutex_destroy(&qp->wr_lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+}
+
+/*
+ * Map the state page and the receive ring of a QP the kernel just made,
+ * and keep what it allocated (@cap, filled in by the command).
+ */
+static int softrvt_qp_map(struct ibv_context *context, struct softrvt_qp *qp,
+			  const struct softrvt_create_qp_resp *resp,
+			  const struct ibv_qp_cap *cap, bool has_srq)
+{
+	int ret;
+
+	qp->state_len = to_sdev(context->device)->page_size;
+	qp->state = softrvt_map_ring(context, resp->state_mmap_offset,
+				     qp->state_len, PROT_READ);
+	if (!qp->state)
+		return errno;
+	if (!has_srq) {
+		ret = softrvt_rq_map(context, &qp->rq, resp->rq_mmap_offset,
+				     cap->max_recv_wr, cap->max_recv_sge);
+		if (ret) {
+			munmap(qp->state, qp->state_len);
+			return ret;
+		}
+	}
+	qp->max_send_wr = cap->max_send_wr;
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_inline_data = cap->max_inline_data;
+	return 0;
+}
+
+struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
+				 struct ibv_qp_init_attr *attr)
+{
+	struct usoftrvt_create_qp_resp resp = {};
+	struct usoftrvt_create_qp cmd = {};
+	struct softrvt_qp *qp;
+	int ret;
+
+	qp = softrvt_qp_alloc();
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	/* attr->cap now holds what the kernel really allocated. */
+	ret = softrvt_qp_map(pd->context, qp, &resp.drv_payload, &attr->cap,
+			     attr->srq);
+	if (ret)
+		goto err_cmd;
+	return &qp->vqp.qp;
+
+err_cmd:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	softrvt_qp_free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * An extended QP: a PD and, for the ibv_wr_*() API, the operations in
+ * send_ops_flags, which must all be ones the QP type can post.  No
+ * creation flags, XRC, RSS, TSO or source QPN.
+ */
+struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
+				    struct ibv_qp_init_attr_ex *attr)
+{
+	struct usoftrvt_create_qp_ex_resp resp = {};
+	struct usoftrvt_create_qp_ex cmd = {};
+	struct softrvt_qp *qp;
+	int ret;
+
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	     attr->create_flags) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS &&
+	     attr->send_ops_flags & ~softrvt_send_ops(attr->qp_type))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	qp = softrvt_qp_alloc();
+	if (!qp)
+		return NULL;
+
+	ret = ibv_cmd_create_qp_ex2(context, &qp->vqp, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	ret = softrvt_qp_map(context, qp, &resp.drv_payload, &attr->cap,
+			     attr->srq);
+	if (ret)
+		goto err_cmd;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		softrvt_qp_set_wr_ops(qp, attr->send_ops_flags);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
+
+err_cmd:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	softrvt_qp_free(qp);
 	errno = ret;
 	return NULL;
 }
@@ -662,8 +1020,7 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	softrvt_rq_unmap(&qp->rq);
 	munmap(qp->state, qp->state_len);
-	pthread_spin_destroy(&qp->rq.lock);
-	free(qp);
+	softrvt_qp_free(qp);
 	return 0;
 }
 
