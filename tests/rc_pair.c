@@ -342,9 +342,8 @@ void pair_down(struct pair *p)
 	clear_details();
 }
 
-/* Start a case: both buffers full of CANARY, a fresh pair per @c. */
-bool case_begin(struct pair *p, const char *name,
-		const struct pair_cfg *c)
+/* Name a case; both buffers full of CANARY, both CQs empty. */
+void case_prepare(const char *name)
 {
 	tap_case = name;
 	clear_details();
@@ -352,6 +351,13 @@ bool case_begin(struct pair *p, const char *name,
 	memset(sb.buf, CANARY, BUF_SIZE);
 	drain(&sa);
 	drain(&sb);
+}
+
+/* Start a case: case_prepare(), then a fresh pair per @c. */
+bool case_begin(struct pair *p, const char *name,
+		const struct pair_cfg *c)
+{
+	case_prepare(name);
 	if (pair_up(p, c))
 		return true;
 	ok(false, "set up the QP pair");
@@ -571,4 +577,40 @@ const char *gid_str(const union ibv_gid *gid, char *buf, size_t len)
 	if (!inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len))
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+/* A UD QP from RESET to RTS with Q_Key @qkey, sending from PSN @sq_psn. */
+bool ud_qp_up(struct ibv_qp *qp, const struct side *s, uint32_t qkey,
+	      uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = IB_PORT,
+		.qkey = qkey,
+	};
+
+	if (!modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_QKEY, s, "INIT"))
+		return false;
+	a.qp_state = IBV_QPS_RTR;
+	if (!modify(qp, &a, IBV_QP_STATE, s, "RTR"))
+		return false;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, s, "RTS");
+}
+
+/* Close B, then A; a side that opened is a check, one that did not is not. */
+void sides_close(void)
+{
+	struct side *s[] = { &sb, &sa };
+	size_t i;
+
+	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		if (s[i]->ctx)
+			ok(side_close(s[i]), "close %s: %s", s[i]->name,
+			   s[i]->dev);
+		else
+			side_close(s[i]);
+	}
 }

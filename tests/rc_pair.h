@@ -88,8 +88,11 @@ bool to_rts(struct ibv_qp *qp, const struct side *s,
 struct pair_cfg default_cfg(void);
 bool pair_up(struct pair *p, const struct pair_cfg *c);
 void pair_down(struct pair *p);
+void case_prepare(const char *name);
 bool case_begin(struct pair *p, const char *name,
 		const struct pair_cfg *c);
+bool ud_qp_up(struct ibv_qp *qp, const struct side *s, uint32_t qkey,
+	      uint32_t sq_psn);
 
 /* Posting */
 struct ibv_sge sge_of(const struct side *s, size_t off, uint32_t len);
@@ -108,6 +111,7 @@ struct ibv_send_wr atomic_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
 /* Devices */
 bool side_open(struct side *s, int mr_access);
 bool side_close(struct side *s);
+void sides_close(void);
 /* DEV_A GID_A DEV_B GID_B into sa and sb, or the usage on stderr. */
 bool sides_from_args(int argc, char **argv, const char *prog,
 		     const char *example);

@@ -654,25 +654,6 @@ static void *flood_qpn(void *arg)
 	return NULL;
 }
 
-static bool ud_up(struct ibv_qp *qp, const struct side *s)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = IB_PORT,
-		.qkey = UD_QKEY,
-	};
-
-	if (!modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_QKEY, s, "INIT"))
-		return false;
-	a.qp_state = IBV_QPS_RTR;
-	if (!modify(qp, &a, IBV_QP_STATE, s, "RTR"))
-		return false;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, s, "RTS");
-}
-
 static struct ibv_qp *make_ud_qp(struct side *s, struct ibv_cq *cq)
 {
 	struct ibv_qp_init_attr ia = {
@@ -690,7 +671,7 @@ static struct ibv_qp *make_ud_qp(struct side *s, struct ibv_cq *cq)
 
 	if (!qp)
 		detail("ibv_create_qp UD on %s: %s", s->dev, strerror(errno));
-	else if (!ud_up(qp, s)) {
+	else if (!ud_qp_up(qp, s, UD_QKEY, 0)) {
 		ibv_destroy_qp(qp);
 		qp = NULL;
 	}
@@ -895,13 +876,6 @@ int main(int argc, char **argv)
 	}
 
 	/* A device that never opened has nothing to check. */
-	if (sb.ctx)
-		ok(side_close(&sb), "close B: %s", sb.dev);
-	else
-		side_close(&sb);
-	if (sa.ctx)
-		ok(side_close(&sa), "close A: %s", sa.dev);
-	else
-		side_close(&sa);
+	sides_close();
 	return tap_done();
 }

@@ -501,13 +501,6 @@ int main(int argc, char **argv)
 		case_mr_busy();
 		case_method_bad_input();
 	}
-	if (sb.ctx)
-		ok(side_close(&sb), "close B: %s", sb.dev);
-	else
-		side_close(&sb);
-	if (sa.ctx)
-		ok(side_close(&sa), "close A: %s", sa.dev);
-	else
-		side_close(&sa);
+	sides_close();
 	return tap_done();
 }

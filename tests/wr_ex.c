@@ -327,12 +327,7 @@ static bool rc_up(struct xpair *p, bool rts)
 
 static bool begin(struct xpair *p, const char *name, bool rts)
 {
-	tap_case = name;
-	clear_details();
-	memset(sa.buf, CANARY, BUF_SIZE);
-	memset(sb.buf, CANARY, BUF_SIZE);
-	drain(&sa);
-	drain(&sb);
+	case_prepare(name);
 	if (rc_up(p, rts))
 		return true;
 	ok(false, "set up the QP pair");
@@ -912,25 +907,6 @@ static void case_setter_without_wr(void)
 
 /* UD */
 
-static bool ud_qp_up(struct ibv_qp *qp, const struct side *s)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = IB_PORT,
-		.qkey = QKEY,
-	};
-
-	if (!modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			    IBV_QP_QKEY, s, "INIT"))
-		return false;
-	a.qp_state = IBV_QPS_RTR;
-	if (!modify(qp, &a, IBV_QP_STATE, s, "RTR"))
-		return false;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = PSN_A;
-	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, s, "RTS");
-}
-
 static void case_ud(void)
 {
 	struct ibv_ah_attr aa = {
@@ -959,7 +935,8 @@ static void case_ud(void)
 	memset(sb.buf, CANARY, BUF_SIZE);
 	qa = make_qp_ex(&sa, cqx_a, IBV_QPT_UD, UD_OPS);
 	qb = qa ? make_qp_ex(&sb, cqx_b, IBV_QPT_UD, UD_OPS) : NULL;
-	good = qb && ud_qp_up(qa, &sa) && ud_qp_up(qb, &sb);
+	good = qb && ud_qp_up(qa, &sa, QKEY, PSN_A) &&
+	       ud_qp_up(qb, &sb, QKEY, PSN_A);
 	if (good) {
 		ah = ibv_create_ah(sa.pd, &aa);
 		if (!ah)
@@ -1159,14 +1136,7 @@ int main(int argc, char **argv)
 		TIMED(case_refused());
 	}
 	t0 = now_ms();
-	if (sb.ctx)
-		ok(side_close(&sb), "close B: %s", sb.dev);
-	else
-		side_close(&sb);
-	if (sa.ctx)
-		ok(side_close(&sa), "close A: %s", sa.dev);
-	else
-		side_close(&sa);
+	sides_close();
 	printf("# close: %lld ms\n", now_ms() - t0);
 	return tap_done();
 }
