@@ -210,13 +210,15 @@ def reth(length, region=None, off=0):
 def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
             tx=None):
     """Send PKTS to a new responder.  Each counter in MOVED must move by
-    one and no other counter but the traffic ones may move; the QP must be in
+    one (or, MOVED a dict, by its count) and no other counter but the
+    traffic ones may move; the QP must be in
     STATE and its receive complete with WC_STATUS (None: not at all),
     holding DATA if given, and TX packets must have been sent if given.
     A packet given as (P, ADDR) comes from ADDR; a number N instead of a
     packet waits until the device sent N packets since the case began."""
     global tests, failed
     qp, cq = rc_responder(dgid)
+    moved = moved if isinstance(moved, dict) else {c: 1 for c in moved}
     before = counters()
     for p in pkts:
         if isinstance(p, int):
@@ -231,7 +233,8 @@ def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
     wc = first_wc(cq)
     after = counters()
     for _ in range(50):
-        if all(after.get(c, 0) > before.get(c, 0) for c in moved):
+        if all(after.get(c, 0) - before.get(c, 0) >= n
+               for c, n in moved.items()):
             break
         time.sleep(0.1)
         after = counters()
@@ -239,7 +242,7 @@ def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
              if after[k] != before.get(k, 0) and
              k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
     problems = []
-    if delta != {c: 1 for c in moved}:
+    if delta != moved:
         problems.append("counters moved: %s" % delta)
     sent = after.get("tx_packets", 0) - before.get("tx_packets", 0)
     if tx is not None and sent != tx:
@@ -284,6 +287,17 @@ rc_case("FIRST and LAST of a SEND are received, data checked",
 rc_case("a request past the expected PSN gets a sequence NAK",
         [req(RC_SEND_ONLY, RQ_PSN + 5, msg[:8])],
         ("seq_naks_sent", "drop_bad_psn"), RTR, None)
+# A requester may count its retries until it sees an ACK (rxe does): the
+# packet that repairs a gap is acknowledged, and before the NAK of a gap
+# that follows at once, both without AckReq.
+rc_case("the request that repairs a sequence error is acknowledged, "
+        "before the NAK of the next gap; data checked",
+        [req(RC_SEND_LAST, RQ_PSN + 1, msg[:100]), 1,
+         req(RC_SEND_FIRST, RQ_PSN, msg),
+         req(RC_SEND_LAST, RQ_PSN + 2, msg[:100]), 3,
+         req(RC_SEND_LAST, RQ_PSN + 1, msg[:100])],
+        {"seq_naks_sent": 2, "drop_bad_psn": 2}, RTR, OK,
+        msg + msg[:100], tx=4)
 rc_case("a request before the expected PSN is a duplicate",
         [req(RC_SEND_ONLY, RQ_PSN - 1, msg[:8])],
         ("dup_requests",), RTR, None)

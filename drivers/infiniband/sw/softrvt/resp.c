@@ -8,7 +8,7 @@
  * SEND or WRITE is acknowledged again, a READ is executed again from its
  * own RETH, an atomic is answered from the replay cache without being
  * executed twice.  ACKs are coalesced: one per engine run, for the last
- * PSN accepted, when a packet asked for one.
+ * PSN accepted, when a packet asked for one or repaired a sequence error.
  *
  * A UC responder takes what arrives in order and drops the rest of a
  * message with a gap; a UD responder checks the Q_Key and puts the IP
@@ -675,6 +675,11 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	if (diff > 0) {
 		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
 		if (!qp->r_nak_sent) {
+			/*
+			 * The ACK owed goes first: the NAK implies it, but a
+			 * requester may count retries until it sees an ACK.
+			 */
+			rvt_resp_flush_ack(qp);
 			rvt_count(rdi, RVT_CNT_SEQ_NAKS_SENT, 1);
 			rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
 				     qp->r_psn);
@@ -716,7 +721,16 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 			qp->r_ack_pending = false;
 			return;
 		}
-		if (!ret && pkt->ackreq)
+		/*
+		 * The packet a sequence NAK asked for is acknowledged even
+		 * without AckReq: a requester counts its retries until an ACK
+		 * shows progress (rxe resets its retry counter on an ACK, not
+		 * on the progress a later NAK implies), and on a lossy link a
+		 * resent burst that is cut again gets only another NAK.
+		 * Without this ACK the retries run out although every burst
+		 * moved the message on.
+		 */
+		if (!ret && (pkt->ackreq || qp->r_nak_sent))
 			qp->r_ack_pending = true;
 		break;
 	}
