@@ -202,14 +202,39 @@ check "SRQ soak: exits 0" [ "$src" = 0 ]
 echo "== wire: a hostile process scribbles on the pages it shares"
 # The victim on softrvt1, its peer on the same device, then across the
 # wire on softrvt2.
+# Meanwhile `rdma -dd resource show` reads the rings' indices through the
+# restrack hooks, again and again: they may reach it as printed numbers
+# only, never as an index or a kernel address.
+hostile_reader() { # FILE
+	local n=0
+	while [ ! -e "$1.stop" ] && [ "$n" -lt 500 ]; do
+		n=$((n + 1))
+		echo "sample $n"
+		rdma -dd resource show cq
+		rdma -dd resource show srq
+		rdma -dd resource show qp
+	done > "$1" 2>&1
+}
+hostile_read_ok() { # FILE
+	[ "$(grep -c '^sample' "$1")" -ge 2 ] &&
+		grep -q 'comm hostile_rings' "$1" &&
+		! grep -qE 'ffff[0-9a-f]{12}' "$1"
+}
 hostile() { # NAME VDEV VGID PDEV PGID
-	local log=$OUT/wire/hostile_$1.tap t0=$SECONDS rc
+	local log=$OUT/wire/hostile_$1.tap t0=$SECONDS rc reader
+	rm -f "$log.resource.stop"
+	hostile_reader "$log.resource" &
+	reader=$!
 	timeout -k 10 900 tests/hostile_rings "$2" "$3" "$4" "$5" > "$log" 2>&1
 	rc=$?
+	touch "$log.resource.stop"
+	wait "$reader"
 	cat "$log"
-	echo "# hostile $1: $((SECONDS - t0)) s"
+	echo "# hostile $1: $((SECONDS - t0)) s, $(grep -c '^sample' "$log.resource") resource samples"
 	tap_results "hostile $1" "$log"
 	check "hostile $1: exits 0" [ "$rc" = 0 ]
+	check "hostile $1: rdma resource read the scribbled rings, no kernel address" \
+		hostile_read_ok "$log.resource"
 }
 hostile same-device softrvt1 "$ig1" softrvt1 "$ig1"
 hostile wire softrvt1 "$ig1" softrvt2 "$ig2"
