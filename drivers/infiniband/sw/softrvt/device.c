@@ -247,6 +247,20 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 };
 
 /**
+ * rvt_counter_name - the name `rdma statistic` shows for a counter
+ * @c: the counter
+ *
+ * softrvt_drop traces a drop's reason by this name: one table names the
+ * counters for both.
+ *
+ * Return: the name, or "?" for a value that is no counter.
+ */
+const char *rvt_counter_name(enum rvt_counter c)
+{
+	return (unsigned int)c < RVT_CNT_MAX ? rvt_counter_desc[c].name : "?";
+}
+
+/**
  * rvt_alloc_hw_port_stats - describe the port counters
  * (ib_device_ops.alloc_hw_port_stats)
  * @ibdev: the device

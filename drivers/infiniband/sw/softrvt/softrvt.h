@@ -144,6 +144,8 @@ struct rvt_dev_info {
 	atomic_long_t rx_queued;
 };
 
+const char *rvt_counter_name(enum rvt_counter c);
+
 static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
 			     u64 n)
 {

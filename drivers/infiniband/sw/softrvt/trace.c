@@ -10,7 +10,7 @@
 /**
  * rvt_drop - count a dropped packet under its cause, and trace it
  * @rdi: the device
- * @why: the drop counter, one of RVT_DROP_LIST in trace.h
+ * @why: the drop counter, its name the reason traced
  * @pkt: its parsed headers, or NULL if they could not be parsed
  *
  * Drops are the exception: an out-of-line call costs nothing that counts.

@@ -53,22 +53,6 @@
 	rvt_op(SEND_LAST_WITH_INVALIDATE)	\
 	rvt_op_end(SEND_ONLY_WITH_INVALIDATE)
 
-/* The reasons of softrvt_drop: the drop counters of `rdma statistic`. */
-#define RVT_DROP_LIST				\
-	rvt_drop_why(DROP_BAD_ICRC, drop_bad_icrc)	\
-	rvt_drop_why(DROP_BAD_HDR, drop_bad_hdr)	\
-	rvt_drop_why(DROP_NO_QP, drop_no_qp)	\
-	rvt_drop_why(DROP_BAD_TRANSPORT, drop_bad_transport) \
-	rvt_drop_why(DROP_QUEUE_FULL, drop_queue_full) \
-	rvt_drop_why(DROP_BAD_STATE, drop_bad_state) \
-	rvt_drop_why(DROP_BAD_QKEY, drop_bad_qkey)	\
-	rvt_drop_why(DROP_BAD_PSN, drop_bad_psn)	\
-	rvt_drop_why(DROP_NO_RWQE, drop_no_rwqe)	\
-	rvt_drop_why(TX_NO_ROUTE, tx_no_route)	\
-	rvt_drop_why(DROP_BAD_PKEY, drop_bad_pkey)	\
-	rvt_drop_why(DROP_BAD_ADDR, drop_bad_addr)	\
-	rvt_drop_why_end(DROP_DEV_QUEUE_FULL, drop_dev_queue_full)
-
 #define RVT_RESEND_LIST				\
 	rvt_resend(TIMEOUT, timeout)		\
 	rvt_resend(SEQ_NAK, seq_nak)		\
@@ -86,38 +70,29 @@
 
 #undef rvt_op
 #undef rvt_op_end
-#undef rvt_drop_why
-#undef rvt_drop_why_end
 #undef rvt_resend
 #undef rvt_resend_end
 #undef rvt_qps
 #undef rvt_qps_end
 #define rvt_op(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
 #define rvt_op_end(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
-#define rvt_drop_why(x, s)		TRACE_DEFINE_ENUM(RVT_CNT_##x);
-#define rvt_drop_why_end(x, s)	TRACE_DEFINE_ENUM(RVT_CNT_##x);
 #define rvt_resend(x, s)	TRACE_DEFINE_ENUM(RVT_RESEND_##x);
 #define rvt_resend_end(x, s)	TRACE_DEFINE_ENUM(RVT_RESEND_##x);
 #define rvt_qps(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
 #define rvt_qps_end(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
 
 RVT_OPCODE_LIST
-RVT_DROP_LIST
 RVT_RESEND_LIST
 RVT_QPS_LIST
 
 #undef rvt_op
 #undef rvt_op_end
-#undef rvt_drop_why
-#undef rvt_drop_why_end
 #undef rvt_resend
 #undef rvt_resend_end
 #undef rvt_qps
 #undef rvt_qps_end
 #define rvt_op(x)		{ IB_OPCODE_##x, #x },
 #define rvt_op_end(x)		{ IB_OPCODE_##x, #x }
-#define rvt_drop_why(x, s)		{ RVT_CNT_##x, #s },
-#define rvt_drop_why_end(x, s)	{ RVT_CNT_##x, #s }
 #define rvt_resend(x, s)	{ RVT_RESEND_##x, #s },
 #define rvt_resend_end(x, s)	{ RVT_RESEND_##x, #s }
 #define rvt_qps(x)		{ IB_QPS_##x, #x },
@@ -126,7 +101,6 @@ RVT_QPS_LIST
 #define rvt_show_transport(op)						\
 	__print_symbolic((op) >> 5, { 0, "RC" }, { 1, "UC" }, { 3, "UD" })
 #define rvt_show_opcode(op)	__print_symbolic((op) & 0x1f, RVT_OPCODE_LIST)
-#define rvt_show_drop(why)	__print_symbolic(why, RVT_DROP_LIST)
 #define rvt_show_resend(why)	__print_symbolic(why, RVT_RESEND_LIST)
 #define rvt_show_qps(state)	__print_symbolic(state, RVT_QPS_LIST)
 #define rvt_show_aeth(syn)						\
@@ -186,7 +160,8 @@ DEFINE_EVENT_PRINT(softrvt_pkt_class, softrvt_rx,
 		  __entry->len, __entry->ackreq));
 
 /*
- * A packet dropped, with the counter rvt_drop() added it to.  @pkt is
+ * A packet dropped, with the name of the counter rvt_drop() added it to
+ * (the table of `rdma statistic`, so the two cannot differ).  @pkt is
  * NULL when its headers could not be parsed; the QPN is the BTH's
  * destination (the peer's for tx_no_route).
  */
@@ -196,7 +171,7 @@ TRACE_EVENT(softrvt_drop,
 	TP_ARGS(rdi, why, pkt),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&rdi->ibdev.dev))
-		__field(u32, why)
+		__string(reason, rvt_counter_name(why))
 		__field(u32, qpn)
 		__field(u32, psn)
 		__field(u8, opcode)
@@ -204,14 +179,14 @@ TRACE_EVENT(softrvt_drop,
 	),
 	TP_fast_assign(
 		__assign_str(dev);
-		__entry->why = why;
+		__assign_str(reason);
 		__entry->parsed = pkt;
 		__entry->qpn = pkt ? pkt->qpn : 0;
 		__entry->psn = pkt ? pkt->psn : 0;
 		__entry->opcode = pkt ? pkt->opcode : 0;
 	),
 	TP_printk("dev=%s reason=%s qpn=%u %s_%s psn=%u%s",
-		  __get_str(dev), rvt_show_drop(__entry->why), __entry->qpn,
+		  __get_str(dev), __get_str(reason), __entry->qpn,
 		  rvt_show_transport(__entry->opcode),
 		  rvt_show_opcode(__entry->opcode), __entry->psn,
 		  __entry->parsed ? "" : " unparsed")
