@@ -194,3 +194,36 @@ done
 report "ibv_rc_pingpong 65536" "Mbit/s" \
 	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
 wire_teardown > /dev/null 2>&1
+
+# Tracepoints compiled in but off, against the same module built without
+# them (-DNOTRACE, /mnt/out/notrace): softrvt1 to softrvt2 across the
+# namespaces, the two modules in alternating rounds.
+tcsv=$LOG/tracepoints.csv
+echo "round,device,workload,figure,unit" > "$tcsv"
+for round in 1 2 3; do
+	for variant in notrace traced; do
+		rmmod softrvt 2>/dev/null
+		if [ $variant = notrace ]; then
+			insmod /mnt/out/notrace/softrvt.ko
+		else
+			modprobe softrvt
+		fi || { echo "tracepoints: $variant module did not load"; break 2; }
+		wire_setup > /dev/null 2>&1 || { echo "wire setup failed"; break 2; }
+		ns_pair "$LOG/tp_xfer.$variant.$round" ns1 softrvt1 198.18.12.1 \
+			ns2 softrvt2 tests/wire_xfer -d %D -g %G -s 64M -m 64K \
+			-M 4096 -t 600 > /dev/null
+		awk -v r=$round -v v=$variant '/MB\/s=/ { sub(".*MB/s=", "");
+			print r "," v ",wire_xfer 64K," $0 ",MB/s"; exit }' \
+			"$LOG/tp_xfer.$variant.$round.client" >> "$tcsv"
+		ns_pair "$LOG/tp_lat.$variant.$round" ns1 softrvt1 198.18.12.1 \
+			ns2 softrvt2 ibv_rc_pingpong -d %D -g %G -s 8 -n 5000 |
+			awk -v r=$round -v v=$variant '/iters in/ {
+				print r "," v ",rc_pingpong 8 B," $(NF-1) ",usec/iter"; exit }' \
+			>> "$tcsv"
+		wire_teardown > /dev/null 2>&1
+	done
+done
+echo
+echo "Tracepoints compiled in and off (traced) against compiled out (notrace),"
+echo "softrvt1 to softrvt2 across two namespaces; medians of 3 rounds:"
+scripts/guest/bench-table.py "$tcsv" traced notrace
