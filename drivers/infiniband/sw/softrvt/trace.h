@@ -67,7 +67,8 @@
 	rvt_drop_why(TX_NO_ROUTE, tx_no_route)	\
 	rvt_drop_why(DROP_BAD_PKEY, drop_bad_pkey)	\
 	rvt_drop_why(DROP_BAD_ADDR, drop_bad_addr)	\
-	rvt_drop_why_end(DROP_DEV_QUEUE_FULL, drop_dev_queue_full)
+	rvt_drop_why(DROP_DEV_QUEUE_FULL, drop_dev_queue_full) \
+	rvt_drop_why_end(DROP_BAD_XRC_SRQ, drop_bad_xrc_srq)
 
 #define RVT_RESEND_LIST				\
 	rvt_resend(TIMEOUT, timeout)		\
