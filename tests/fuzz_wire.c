@@ -111,10 +111,11 @@ enum {
 #define TR_RC	0x00
 #define TR_UC	0x20
 #define TR_UD	0x60
+#define TR_XRC	0xa0
 
 enum {
 	H_RETH = 1, H_AETH = 2, H_DETH = 4, H_IMM = 8, H_IETH = 16,
-	H_ATMETH = 32, H_ATMACK = 64, H_PAYLOAD = 128,
+	H_ATMETH = 32, H_ATMACK = 64, H_PAYLOAD = 128, H_XRCETH = 256,
 };
 
 /* The headers after the BTH of each operation (IBA 9.2), as softrvt
@@ -161,6 +162,13 @@ static int opcode_hdrs(uint8_t opcode)
 		if (op != OP_SEND_ONLY && op != OP_SEND_ONLY_IMM)
 			return -1;
 		return op_hdrs[op] | H_DETH;
+	case TR_XRC:
+		/* RC's, with an XRCETH on requests; no QP here speaks it. */
+		if (!op_hdrs[op])
+			return -1;
+		if (op >= OP_READ_RESP_FIRST && op <= OP_ATOMIC_ACK)
+			return op_hdrs[op];
+		return op_hdrs[op] | H_XRCETH;
 	default:
 		return -1;
 	}
@@ -169,7 +177,8 @@ static int opcode_hdrs(uint8_t opcode)
 
 static int hdrs_len(int h)
 {
-	return 12 + (h & H_DETH ? 8 : 0) + (h & H_RETH ? 16 : 0) +
+	return 12 + (h & H_XRCETH ? 4 : 0) +
+	       (h & H_DETH ? 8 : 0) + (h & H_RETH ? 16 : 0) +
 	       (h & H_ATMETH ? 28 : 0) + (h & H_AETH ? 4 : 0) +
 	       (h & H_ATMACK ? 8 : 0) + (h & H_IMM ? 4 : 0) +
 	       (h & H_IETH ? 4 : 0);

@@ -72,6 +72,9 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 
 	.create_srq = softrvt_create_srq,
 	.create_srq_ex = softrvt_create_srq_ex,
+	.get_srq_num = softrvt_get_srq_num,
+	.open_xrcd = softrvt_open_xrcd,
+	.close_xrcd = softrvt_close_xrcd,
 	.modify_srq = softrvt_modify_srq,
 	.query_srq = softrvt_query_srq,
 	.destroy_srq = softrvt_destroy_srq,
@@ -79,6 +82,7 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 
 	.create_qp = softrvt_create_qp,
 	.create_qp_ex = softrvt_create_qp_ex,
+	.open_qp = softrvt_open_qp,
 	.query_qp = softrvt_query_qp,
 	.modify_qp = softrvt_modify_qp,
 	.destroy_qp = softrvt_destroy_qp,

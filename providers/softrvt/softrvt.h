@@ -142,6 +142,13 @@ struct softrvt_qp {
 	/* The ibv_wr_*() API: held from ibv_wr_start() to its end. */
 	pthread_mutex_t wr_lock;
 	struct softrvt_wr_batch batch;
+	/*
+	 * XRC_SEND: the SRQ number the kernel puts on the WRs it takes, set
+	 * before posting WRs for another; held across both.
+	 */
+	pthread_mutex_t xrc_lock;
+	uint32_t xrc_srqn;
+	bool xrc_srqn_set;
 };
 
 static inline struct softrvt_device *to_sdev(struct ibv_device *ibdev)
@@ -203,6 +210,13 @@ struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
 int softrvt_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc);
 int softrvt_resize_cq(struct ibv_cq *ibcq, int cqe);
 int softrvt_destroy_cq(struct ibv_cq *ibcq);
+
+struct ibv_xrcd *softrvt_open_xrcd(struct ibv_context *context,
+				   struct ibv_xrcd_init_attr *attr);
+int softrvt_close_xrcd(struct ibv_xrcd *ibxrcd);
+int softrvt_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+struct ibv_qp *softrvt_open_qp(struct ibv_context *context,
+			       struct ibv_qp_open_attr *attr);
 
 struct ibv_srq *softrvt_create_srq(struct ibv_pd *pd,
 				   struct ibv_srq_init_attr *attr);

@@ -725,28 +725,79 @@ err_free:
 	return NULL;
 }
 
+struct ibv_xrcd *softrvt_open_xrcd(struct ibv_context *context,
+				   struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(context, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+int softrvt_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
+}
+
+/* The number the kernel gave an XRC SRQ, which senders put in XRCETHs. */
+int softrvt_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct softrvt_srq *srq = to_ssrq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
+}
+
 /*
  * libibverbs itself sends a basic SRQ with nothing but a PD to
  * ibv_create_srq(); what reaches us also names a CQ, or asks for an XRC
- * or tag matching SRQ, which softrvt does not have (yet).  A basic SRQ
- * has no use for the CQ: it is the same SRQ as ibv_create_srq()'s.
+ * SRQ (a PD, a CQ and an XRC domain) or a tag matching one, which
+ * softrvt does not have.  A basic SRQ has no use for the CQ: it is the
+ * same SRQ as ibv_create_srq()'s.  An XRC SRQ's ring is mapped and
+ * posted to as a basic one's.
  */
 struct ibv_srq *softrvt_create_srq_ex(struct ibv_context *context,
 				      struct ibv_srq_init_attr_ex *attr)
 {
 	struct usoftrvt_create_xsrq_resp resp = {};
 	struct usoftrvt_create_xsrq cmd = {};
+	enum ibv_srq_type type = IBV_SRQT_BASIC;
 	struct softrvt_srq *srq;
 	int ret;
 
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
+		type = attr->srq_type;
 	if (attr->comp_mask & ~(IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-				IBV_SRQ_INIT_ATTR_CQ) ||
-	    (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE &&
-	     attr->srq_type != IBV_SRQT_BASIC)) {
+				IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_XRCD) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd) {
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    (type == IBV_SRQT_XRC &&
+	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -858,8 +909,13 @@ static struct softrvt_qp *softrvt_qp_alloc(void)
 	ret = pthread_mutex_init(&qp->wr_lock, NULL);
 	if (ret)
 		goto err_spin;
+	ret = pthread_mutex_init(&qp->xrc_lock, NULL);
+	if (ret)
+		goto err_wr;
 	return qp;
 
+err_wr:
+	pthread_mutex_destroy(&qp->wr_lock);
 err_spin:
 	pthread_spin_destroy(&qp->rq.lock);
 err_free:
@@ -871,6 +927,7 @@ err_free:
 static void softrvt_qp_free(struct softrvt_qp *qp)
 {
 	softrvt_qp_free_batch(qp);
+	pthread_mutex_destroy(&qp->xrc_lock);
 	pthread_mutex_destroy(&qp->wr_lock);
 	pthread_spin_destroy(&qp->rq.lock);
 	free(qp);
@@ -924,7 +981,7 @@ struct ibv_qp *softrvt_create_qp(struct ibv_pd *pd,
 
 	/* attr->cap now holds what the kernel really allocated. */
 	ret = softrvt_qp_map(pd->context, qp, &resp.drv_payload, &attr->cap,
-			     attr->srq);
+			     attr->srq || attr->qp_type == IBV_QPT_XRC_SEND);
 	if (ret)
 		goto err_cmd;
 	return &qp->vqp.qp;
@@ -940,7 +997,12 @@ err_free:
 /*
  * An extended QP: a PD and, for the ibv_wr_*() API, the operations in
  * send_ops_flags, which must all be ones the QP type can post.  No
- * creation flags, XRC, RSS, TSO or source QPN.
+ * creation flags, RSS, TSO or source QPN.
+ *
+ * XRC: an XRC_SEND QP has a state page and no receive ring.  An
+ * XRC_RECV QP is the kernel's own, shared through its XRC domain: ib_core
+ * gives the driver no udata for it, so there is nothing to map, and
+ * nothing to post to it either.
  */
 struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
 				    struct ibv_qp_init_attr_ex *attr)
@@ -950,13 +1012,17 @@ struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
 	struct softrvt_qp *qp;
 	int ret;
 
+	bool xrc_recv = attr->qp_type == IBV_QPT_XRC_RECV;
+
 	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_XRCD |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
 	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
 	     attr->create_flags) ||
 	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS &&
-	     attr->send_ops_flags & ~softrvt_send_ops(attr->qp_type))) {
+	     (xrc_recv ||
+	      attr->send_ops_flags & ~softrvt_send_ops(attr->qp_type)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -969,9 +1035,11 @@ struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
+	if (xrc_recv)
+		return &qp->vqp.qp;
 
 	ret = softrvt_qp_map(context, qp, &resp.drv_payload, &attr->cap,
-			     attr->srq);
+			     attr->srq || attr->qp_type == IBV_QPT_XRC_SEND);
 	if (ret)
 		goto err_cmd;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
@@ -986,6 +1054,28 @@ err_free:
 	softrvt_qp_free(qp);
 	errno = ret;
 	return NULL;
+}
+
+/* Another process's XRC_RECV QP, of an XRC domain we have opened. */
+struct ibv_qp *softrvt_open_qp(struct ibv_context *context,
+			       struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct softrvt_qp *qp;
+	int ret;
+
+	qp = softrvt_qp_alloc();
+	if (!qp)
+		return NULL;
+	ret = ibv_cmd_open_qp(context, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		softrvt_qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
 }
 
 int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -1019,7 +1109,8 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 	softrvt_rq_unmap(&qp->rq);
-	munmap(qp->state, qp->state_len);
+	if (qp->state)
+		munmap(qp->state, qp->state_len);
 	softrvt_qp_free(qp);
 	return 0;
 }
@@ -1068,8 +1159,9 @@ static int softrvt_post_mw_wr(struct ibv_qp *ibqp,
  * send queue holds them as the list has them; the caller's list is not
  * touched.
  */
-int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		      struct ibv_send_wr **bad_wr)
+static int softrvt_post_send_list(struct ibv_qp *ibqp,
+				  struct ibv_send_wr *wr,
+				  struct ibv_send_wr **bad_wr)
 {
 	struct ibv_send_wr *w, one, *bad;
 	int ret;
@@ -1095,6 +1187,72 @@ int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 	}
 	return 0;
+}
+
+/* Have the kernel put @srqn on the WRs an XRC_SEND QP takes from now. */
+static int softrvt_set_xrc_srqn(struct ibv_qp *ibqp, uint32_t srqn)
+{
+	DECLARE_COMMAND_BUFFER(cmd, UVERBS_OBJECT_QP,
+			       SOFTRVT_METHOD_QP_SET_XRC_SRQN, 2);
+
+	fill_attr_in_obj(cmd, SOFTRVT_ATTR_SET_XRC_SRQN_QP_HANDLE,
+			 ibqp->handle);
+	fill_attr_in_uint32(cmd, SOFTRVT_ATTR_SET_XRC_SRQN_SRQN, srqn);
+	return execute_ioctl(ibqp->context, cmd);
+}
+
+/*
+ * An XRC_SEND QP: each WR names its SRQ in qp_type.xrc.remote_srqn,
+ * which the kernel's post_send does not carry.  The SRQ is set when it
+ * changes; the rest of the list, if it is all for one SRQ, is posted at
+ * once, else WR by WR.
+ */
+static int softrvt_post_xrc(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			    struct ibv_send_wr **bad_wr)
+{
+	struct softrvt_qp *qp = to_sqp(ibqp);
+	struct ibv_send_wr *w, *last, one, *bad;
+	int ret = 0;
+
+	pthread_mutex_lock(&qp->xrc_lock);
+	for (w = wr; w; w = w->next) {
+		uint32_t srqn = w->qp_type.xrc.remote_srqn;
+
+		if (!qp->xrc_srqn_set || qp->xrc_srqn != srqn) {
+			ret = softrvt_set_xrc_srqn(ibqp, srqn);
+			if (ret) {
+				*bad_wr = w;
+				break;
+			}
+			qp->xrc_srqn = srqn;
+			qp->xrc_srqn_set = true;
+		}
+		for (last = w; last->next &&
+		     last->next->qp_type.xrc.remote_srqn == srqn;
+		     last = last->next)
+			;
+		if (!last->next) {
+			ret = softrvt_post_send_list(ibqp, w, bad_wr);
+			break;
+		}
+		one = *w;
+		one.next = NULL;
+		ret = softrvt_post_send_list(ibqp, &one, &bad);
+		if (ret) {
+			*bad_wr = w;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&qp->xrc_lock);
+	return ret;
+}
+
+int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
+		return softrvt_post_xrc(ibqp, wr, bad_wr);
+	return softrvt_post_send_list(ibqp, wr, bad_wr);
 }
 
 struct ibv_mw *softrvt_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
@@ -1180,7 +1338,9 @@ int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ibv_recv_wr *none;
 	int ret;
 
-	if (ibqp->srq || softrvt_qp_state(qp) == IBV_QPS_RESET) {
+	if (ibqp->srq || ibqp->qp_type == IBV_QPT_XRC_SEND ||
+	    ibqp->qp_type == IBV_QPT_XRC_RECV ||
+	    softrvt_qp_state(qp) == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

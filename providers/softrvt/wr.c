@@ -49,6 +49,15 @@ uint64_t softrvt_send_ops(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
 	case IBV_QPT_UD:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	case IBV_QPT_XRC_SEND:
+		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		       IBV_QP_EX_WITH_SEND_WITH_INV |
+		       IBV_QP_EX_WITH_RDMA_WRITE |
+		       IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+		       IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		       IBV_QP_EX_WITH_LOCAL_INV;
 	default:
 		return 0;
 	}
@@ -243,6 +252,17 @@ static void softrvt_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	wr->wr.ud.ah = ah;
 	wr->wr.ud.remote_qpn = remote_qpn;
 	wr->wr.ud.remote_qkey = remote_qkey;
+}
+
+/* The SRQ of an XRC_SEND QP's WR, as ibv_post_send() takes it. */
+static void softrvt_wr_set_xrc_srqn(struct ibv_qp_ex *qpx,
+				    uint32_t remote_srqn)
+{
+	struct ibv_send_wr *wr = softrvt_wr_cur(to_sqp_ex(qpx));
+
+	if (!wr)
+		return;
+	wr->qp_type.xrc.remote_srqn = remote_srqn;
 }
 
 /*
@@ -525,6 +545,7 @@ void softrvt_qp_set_wr_ops(struct softrvt_qp *qp, uint64_t send_ops)
 		qpx->wr_bind_mw = softrvt_wr_bind_mw;
 
 	qpx->wr_set_ud_addr = softrvt_wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = softrvt_wr_set_xrc_srqn;
 	qpx->wr_set_sge = softrvt_wr_set_sge;
 	qpx->wr_set_sge_list = softrvt_wr_set_sge_list;
 	qpx->wr_set_inline_data = softrvt_wr_set_inline_data;

@@ -7,6 +7,7 @@
 set -u
 
 . scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
 
 export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
 DEV=softrvt0
@@ -59,6 +60,9 @@ done
 for size in 1 4096; do
 	pair "pingpong: ud -s $size -c" "$iters" ibv_ud_pingpong -d $DEV -g $GID -s $size -n 200 -c
 done
+# XRC, all on softrvt0: see xsrq_trio.
+xsrq_trio "pingpong: xsrq, a server and 2 clients" "$LOG/xsrq" init init \
+	localhost -d $DEV -g $GID -s 4096 -n 50 -- -d $DEV -g $GID -s 4096 -n 50
 for prog in rc uc srq ud; do
 	pair "pingpong: $prog -e (completion events)" "$iters" \
 		ibv_${prog}_pingpong -d $DEV -g $GID -s 1024 -n 200 -e -c

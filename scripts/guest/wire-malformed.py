@@ -535,5 +535,126 @@ def max_msg_case():
 read_mtu_case()
 max_msg_case()
 
+
+# --- Requests to an XRC TGT QP -----------------------------------------
+
+XRC_SEND_FIRST, XRC_SEND_LAST, XRC_SEND_ONLY = 0xa0, 0xa2, 0xa4
+
+
+def xrc_srq(xrcd, cq, wr_id):
+    """An XRC SRQ of XRCD completing on CQ, with one receive of 2 MTUs
+    at the start of MR."""
+    from pyverbs.srq import SRQ, SrqInitAttrEx
+    attr = SrqInitAttrEx(max_wr=2)
+    attr.srq_type = e.IBV_SRQT_XRC
+    attr.pd = pd
+    attr.xrcd = xrcd
+    attr.cq = cq
+    attr.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                      e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
+    srq = SRQ(ctx, attr)
+    srq.post_recv(RecvWR(wr_id=wr_id, num_sge=1,
+                         sg=[SGE(mr.buf, 2 * MTU, mr.lkey)]))
+    return srq
+
+
+def xrc_case(name, pkts, moved, state, srq_wc, data=None):
+    """An XRC TGT QP in RTR, of a domain with an SRQ; another domain
+    has an SRQ too.  PKTS are functions of the QP number and the two SRQ
+    numbers (ours, theirs).  The counters in MOVED must move by one and
+    no other; the QP must be in STATE; our SRQ's CQ must see a receive
+    with status SRQ_WC (None: none) and DATA, for the TGT QP; the other
+    SRQ's CQ nothing."""
+    import os
+    from pyverbs.qp import QPInitAttrEx
+    from pyverbs.xrcd import XRCD, XRCDInitAttr
+    problems = []
+    init = XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
+                        e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, -1)
+    xrcd, other = XRCD(ctx, init), XRCD(ctx, init)
+    cq, other_cq = CQ(ctx, 8), CQ(ctx, 8)
+    mr.write(b"\0" * 2 * MTU, 2 * MTU)
+    srq = xrc_srq(xrcd, cq, 7)
+    other_srq = xrc_srq(other, other_cq, 8)
+    qp = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
+                              comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd))
+    attr = QPAttr(path_mtu=e.IBV_MTU_1024)
+    attr.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE
+    attr.dest_qp_num = PEER_QPN
+    attr.rq_psn = RQ_PSN
+    attr.min_rnr_timer = 1
+    attr.ah_attr = AHAttr(is_global=1, port_num=1,
+                          gr=GlobalRoute(dgid=GID(peer_gid),
+                                         sgid_index=sgid_index))
+    qp.to_rtr(attr)
+    before = counters()
+    for p in pkts:
+        sock.sendto(packet(p(qp.qp_num, srq.get_srq_num(),
+                             other_srq.get_srq_num())), (dst, 0))
+    wc = first_wc(cq, 30 if srq_wc is not None else 10)
+    after = counters()
+    for _ in range(50):
+        if all(after.get(c, 0) > before.get(c, 0) for c in moved):
+            break
+        time.sleep(0.1)
+        after = counters()
+    delta = {k: after[k] - before.get(k, 0) for k in after
+             if after[k] != before.get(k, 0) and
+             k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
+    if delta != {c: 1 for c in moved}:
+        problems.append("counters moved: %s" % delta)
+    if qp_state(qp) != state:
+        problems.append("QP state %d, not %d" % (qp_state(qp), state))
+    if srq_wc is None:
+        if wc is not None:
+            problems.append("unexpected completion, status %d" % wc.status)
+    elif wc is None:
+        problems.append("no receive completion")
+    elif wc.status != srq_wc or wc.wr_id != 7 or wc.qp_num != qp.qp_num:
+        problems.append("completion status %d wr_id %d qp %d" %
+                        (wc.status, wc.wr_id, wc.qp_num))
+    elif data is not None and (wc.byte_len != len(data) or
+                               mr.read(len(data), 0) != data):
+        problems.append("received %d bytes, not the %d sent" %
+                        (wc.byte_len, len(data)))
+    if first_wc(other_cq, 1) is not None:
+        problems.append("the other domain's SRQ completed a receive")
+    report("XRC TGT QP: " + name, problems)
+
+
+def xreq(opcode, psn, srqn, payload=b""):
+    """An XRC request; SRQN picks the XRCETH's number from (ours,
+    theirs): a function of both."""
+    pad = (4 - len(payload)) & 3
+    return lambda qpn, ours, theirs: (
+        bth(opcode, qpn, psn, pad) +
+        struct.pack("!I", srqn(ours, theirs) & 0xffffff) + payload +
+        b"\0" * pad)
+
+
+def ours(o, t):
+    return o
+
+
+xrc_case("FIRST and LAST of a SEND land in the SRQ the XRCETH names, "
+         "data checked",
+         [xreq(XRC_SEND_FIRST, RQ_PSN, ours, msg),
+          xreq(XRC_SEND_LAST, RQ_PSN + 1, ours, msg[:100])],
+         (), RTR, OK, msg + msg[:100])
+xrc_case("an XRCETH naming another domain's SRQ is an invalid request",
+         [xreq(XRC_SEND_ONLY, RQ_PSN, lambda o, t: t, msg[:64])],
+         ("drop_bad_xrc_srq", "err_naks_sent"), ERR, None)
+xrc_case("an XRCETH naming no SRQ is an invalid request",
+         [xreq(XRC_SEND_ONLY, RQ_PSN, lambda o, t: 0xfffffe, msg[:64])],
+         ("drop_bad_xrc_srq", "err_naks_sent"), ERR, None)
+xrc_case("a LAST naming another SRQ than its FIRST is an invalid request",
+         [xreq(XRC_SEND_FIRST, RQ_PSN, ours, msg),
+          xreq(XRC_SEND_LAST, RQ_PSN + 1, lambda o, t: t, msg[:100])],
+         ("drop_bad_xrc_srq", "err_naks_sent"), ERR, INV_REQ)
+rc_qp, rc_cq = rc_responder()
+expect("XRC SEND to an RC QP",
+       packet(bth(XRC_SEND_ONLY, rc_qp.qp_num, RQ_PSN) +
+              b"\0\0\0\1" + payload), "drop_bad_transport")
+
 print("1..%d" % tests)
 sys.exit(1 if failed else 0)

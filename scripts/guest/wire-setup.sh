@@ -185,6 +185,48 @@ wire_pair() {
 	wire_judge "$name" "$want" "$log" "$crc" "$?"
 }
 
+# ibv_xsrq_pingpong: a server and two clients, which share an XRC domain
+# on their device (the file /tmp/xrc_domain), so that the server sends to
+# each client's XRC SRQ through the TGT QPs of both in turn; each side
+# receives on its SRQ, messages of 4 packets at the default 1024-byte
+# path MTU.  The three must exit 0 and print "success".
+# usage: xsrq_trio NAME LOG SNS CNS SERVER-ADDR SERVER-ARGS... -- CLIENT-ARGS...
+xsrq_trio() {
+	local name=$1 log=$2 sns=$3 cns=$4 saddr=$5 sargs=() spid c1 rs r1 r2
+	shift 5
+	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
+	shift
+	rm -f /tmp/xrc_domain
+	(ns_spawn "$sns" timeout 180 ibv_xsrq_pingpong "${sargs[@]}" -c 2) \
+		> "$log.server" 2>&1 &
+	spid=$!
+	if ! wait_for 300 tcp_listening 18515 "$spid"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid"
+		fail "$name (server did not listen)"
+		return
+	fi
+	ns_exec "$cns" timeout 180 ibv_xsrq_pingpong "$@" "$saddr" \
+		> "$log.client1" 2>&1 &
+	c1=$!
+	ns_exec "$cns" timeout 180 ibv_xsrq_pingpong "$@" "$saddr" \
+		> "$log.client2" 2>&1
+	r2=$?
+	wait "$c1"
+	r1=$?
+	wait "$spid"
+	rs=$?
+	if [ "$rs$r1$r2" = 000 ] && grep -qx success "$log.server" &&
+	   grep -qx success "$log.client1" &&
+	   grep -qx success "$log.client2"; then
+		pass "$name"
+	else
+		echo "--- $name: server rc=$rs clients rc=$r1 $r2"
+		tail -n 5 "$log.server" "$log.client1" "$log.client2"
+		fail "$name"
+	fi
+}
+
 # nsenter rather than `ip netns exec`, which mounts a sysfs each time: too
 # slow under TCG to poll with.
 ns_exec() { # NS|init CMD...

@@ -97,6 +97,16 @@ pass "wire: namespaces, veths and devices"
 echo "== wire: softrvt to softrvt"
 suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
 
+echo "== wire: XRC, softrvt to softrvt"
+# The server on softrvt1, both clients on softrvt2, in one XRC domain
+# there: see xsrq_trio.  rxe has no XRC.
+wire_log xsrq
+wire_args softrvt1 198.18.12.1 -d %D -g %G -s 4096 -n 50
+xsrv=("${WIRE_ARGS[@]}")
+wire_args softrvt2 198.18.12.2 -d %D -g %G -s 4096 -n 50
+xsrq_trio "srvt-srvt ipv4: xsrq_pingpong, a server and 2 clients" "$REPLY" \
+	ns1 ns2 198.18.12.1 "${xsrv[@]}" -- "${WIRE_ARGS[@]}"
+
 echo "== wire: softrvt and rxe"
 suite "rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
 suite "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1

@@ -69,6 +69,7 @@ struct softrvt_qp_state {
  */
 enum softrvt_qp_methods {
 	SOFTRVT_METHOD_QP_POST_MW_WR = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTRVT_METHOD_QP_SET_XRC_SRQN,
 };
 
 enum softrvt_post_mw_wr_attrs {
@@ -91,6 +92,17 @@ struct softrvt_mw_wr {
 	__aligned_u64 length;	/* BIND_MW: 0 unbinds a type 1 window */
 	__u32 access;		/* BIND_MW: IB_UVERBS_ACCESS_REMOTE_* */
 	__u32 reserved;		/* 0 */
+};
+
+/*
+ * ib_uverbs' post_send carries no XRC SRQ number either.  The WRs an XRC
+ * INI QP takes go to the SRQ last set with SOFTRVT_METHOD_QP_SET_XRC_SRQN
+ * (0 until then, which no SRQ has); the provider sets it before it posts
+ * WRs for another SRQ, with the posts of the QP serialised.
+ */
+enum softrvt_set_xrc_srqn_attrs {
+	SOFTRVT_ATTR_SET_XRC_SRQN_QP_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTRVT_ATTR_SET_XRC_SRQN_SRQN,	/* __u32 */
 };
 
 #endif /* SOFTRVT_ABI_USER_H */

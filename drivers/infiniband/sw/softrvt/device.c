@@ -39,7 +39,8 @@ static int rvt_query_device(struct ib_device *ibdev,
 				  IB_DEVICE_PORT_ACTIVE_EVENT |
 				  IB_DEVICE_MEM_MGT_EXTENSIONS |
 				  IB_DEVICE_MEM_WINDOW |
-				  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				  IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				  IB_DEVICE_XRC;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	props->max_send_sge = RVT_MAX_SGE;
 	props->max_recv_sge = RVT_MAX_SGE;
@@ -210,10 +211,12 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 	rvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));
 	WARN_ON(!xa_empty(&rdi->mr_xa));
+	WARN_ON(!xa_empty(&rdi->srq_xa));
 	/* Every QP is gone, and with it every queued packet. */
 	WARN_ON(atomic_long_read(&rdi->rx_queued));
 	xa_destroy(&rdi->qp_xa);
 	xa_destroy(&rdi->mr_xa);
+	xa_destroy(&rdi->srq_xa);
 }
 
 static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
@@ -244,6 +247,7 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
 	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
 	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
+	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
 };
 
 /**
@@ -329,6 +333,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.alloc_mw = rvt_alloc_mw,
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
+	.alloc_xrcd = rvt_alloc_xrcd,
 	.create_ah = rvt_create_ah,
 	.create_user_ah = rvt_create_ah,
 	.create_cq = rvt_create_cq,
@@ -338,6 +343,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.dealloc_mw = rvt_dealloc_mw,
 	.dealloc_pd = rvt_dealloc_pd,
 	.dealloc_ucontext = rvt_dealloc_ucontext,
+	.dealloc_xrcd = rvt_dealloc_xrcd,
 	.dereg_mr = rvt_dereg_mr,
 	.destroy_ah = rvt_destroy_ah,
 	.destroy_cq = rvt_destroy_cq,
@@ -379,6 +385,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, rvt_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, rvt_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, rvt_ucontext, ibucontext),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, rvt_xrcd, ibxrcd),
 };
 
 /**
@@ -399,6 +406,7 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 	spin_lock_init(&rdi->atomic_lock);
 	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&rdi->srq_xa, XA_FLAGS_ALLOC1);
 	return rdi;
 }
 

@@ -46,9 +46,10 @@ static const u16 rvt_op_mask[32] = {
  * @opcode: the BTH opcode
  * @mask: set to its RVT_HDR_* bits
  *
- * RC carries every operation of the table, UC sends and RDMA writes, UD
- * only SEND_ONLY with or without immediate; every other opcode (RD, CNP,
- * vendor) is refused.
+ * RC and XRC carry every operation of the table, UC sends and RDMA
+ * writes, UD only SEND_ONLY with or without immediate; every other opcode
+ * (RD, CNP, vendor) is refused.  An XRC request carries an XRCETH, its
+ * answers do not.
  *
  * Return: 0, or -EINVAL for an opcode softrvt does not speak.
  */
@@ -59,6 +60,13 @@ int rvt_opcode_info(u8 opcode, u16 *mask)
 	switch (opcode & 0xe0) {
 	case IB_OPCODE_RC:
 		break;
+	case RVT_OPCODE_XRC:
+		if (!rvt_op_mask[op])
+			return -EINVAL;
+		*mask = rvt_op_mask[op];
+		if (!rvt_opcode_is_response(opcode))
+			*mask |= RVT_HDR_XRCETH;
+		return 0;
 	case IB_OPCODE_UC:
 		if (op > IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE)
 			return -EINVAL;
@@ -90,6 +98,8 @@ int rvt_hdr_len(u16 mask)
 	int len = sizeof(struct rvt_bth);
 
 	/* The order on the wire; only the lengths matter here. */
+	if (mask & RVT_HDR_XRCETH)
+		len += sizeof(struct rvt_xrceth);
 	if (mask & RVT_HDR_DETH)
 		len += sizeof(struct rvt_deth);
 	if (mask & RVT_HDR_RETH)
@@ -142,6 +152,10 @@ int rvt_parse_bth(const void *buf, u32 len, struct rvt_pkt *pkt)
 	pkt->ackreq = be32_to_cpu(bth->apsn) & RVT_BTH_ACKREQ;
 	pkt->psn = be32_to_cpu(bth->apsn) & RVT_BTH_PSN_MASK;
 	pkt->hdr_len = hlen;
+	pkt->srqn = 0;
+	if (pkt->mask & RVT_HDR_XRCETH)
+		pkt->srqn = be32_to_cpu(((const struct rvt_xrceth *)(bth + 1))->srqn) &
+			    RVT_XRC_SRQN_MASK;
 
 	rest = len - hlen - RVT_ICRC_BYTES;
 	if (pkt->pad > rest ||

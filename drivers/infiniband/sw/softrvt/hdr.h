@@ -13,6 +13,8 @@
 
 #define RVT_ROCE_V2_UDP_DPORT	4791
 #define RVT_ICRC_BYTES		4
+/* The XRC transport's opcodes (IBA 9.2.1), which <rdma/ib_pack.h> lacks. */
+#define RVT_OPCODE_XRC		0xa0
 
 struct rvt_bth {
 	u8 opcode;
@@ -48,6 +50,13 @@ struct rvt_atmack {
 	__be64 orig;
 } __packed;
 
+/* Right after the BTH of every XRC request (IBA 9.3.x). */
+struct rvt_xrceth {
+	__be32 srqn;			/* resv:8 XRCSRQ:24 */
+};
+
+#define RVT_XRC_SRQN_MASK	0x00ffffff
+
 #define RVT_BTH_SE		0x80
 #define RVT_BTH_MIG		0x40
 #define RVT_BTH_PAD_SHIFT	4
@@ -81,6 +90,7 @@ enum {
 	RVT_HDR_ATMETH	= BIT(5),
 	RVT_HDR_ATMACK	= BIT(6),
 	RVT_HDR_PAYLOAD	= BIT(7),	/* may carry payload */
+	RVT_HDR_XRCETH	= BIT(8),
 };
 
 /* A parsed transport packet: offsets from the start of the BTH. */
@@ -89,6 +99,7 @@ struct rvt_pkt {
 	u16 mask;			/* RVT_HDR_* present */
 	u32 qpn;
 	u32 psn;
+	u32 srqn;			/* the XRCETH's, 0 without one */
 	u16 pkey;
 	u8 pad;
 	bool se;
@@ -147,6 +158,25 @@ static inline u64 rvt_psn_map_set(u64 map, u32 base, u32 psn)
 	u32 bit = (psn - base - 1) & RVT_BTH_PSN_MASK;
 
 	return bit < 64 ? map | BIT_ULL(bit) : map;
+}
+
+/*
+ * The answers of the reliable transports: READ responses, ACKs and atomic
+ * ACKs, whatever the transport (RC or XRC).
+ */
+static inline bool rvt_opcode_is_response(u8 opcode)
+{
+	u8 op = opcode & 0x1f;
+
+	return op >= IB_OPCODE_RDMA_READ_RESPONSE_FIRST &&
+	       op <= IB_OPCODE_ATOMIC_ACKNOWLEDGE;
+}
+
+/* Where the headers after the BTH and the XRCETH start. */
+static inline u32 rvt_ext_hdr_off(u16 mask)
+{
+	return sizeof(struct rvt_bth) +
+	       (mask & RVT_HDR_XRCETH ? sizeof(struct rvt_xrceth) : 0);
 }
 
 int rvt_opcode_info(u8 opcode, u16 *mask);

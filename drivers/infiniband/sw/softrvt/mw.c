@@ -235,7 +235,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mw_bind);
 static bool rvt_mw_allows(const struct rvt_mw *mw, const struct rvt_qp *qp,
 			  u32 rkey, u64 iova, u64 len, int access)
 {
-	return mw->mr && mw->key == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	return mw->mr && mw->key == rkey && mw->ibmw.pd == rvt_qp_rx_pd(qp) &&
 	       (mw->ibmw.type == IB_MW_TYPE_1 ||
 		mw->qpn == qp->ibqp.qp_num) &&
 	       (mw->access & access) == access && iova >= mw->iova &&
@@ -253,6 +253,7 @@ static bool rvt_mw_allows(const struct rvt_mw *mw, const struct rvt_qp *qp,
  *
  * Through a window, the window's key, PD, QP (type 2), rights and range
  * are checked; the MR's own rights do not matter, the bind checked them.
+ * The PD is the QP's, or an XRC TGT QP's request's SRQ's.
  * Any context.
  *
  * Return: 0, or -EACCES.
@@ -266,7 +267,7 @@ int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
 	int ret = -EACCES;
 
 	/* Most rkeys name MRs: look for one first. */
-	if (!rvt_mr_lookup(qp->ibqp.pd, rkey, iova, len, access, mr))
+	if (!rvt_mr_lookup(rvt_qp_rx_pd(qp), rkey, iova, len, access, mr))
 		return 0;
 
 	rcu_read_lock();
@@ -306,7 +307,7 @@ static int rvt_mw_invalidate(struct rvt_qp *qp, u32 rkey)
 		return -ENOENT;
 	}
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->key != rkey || mw->ibmw.pd != qp->ibqp.pd)
+	if (mw->key != rkey || mw->ibmw.pd != rvt_qp_rx_pd(qp))
 		ret = -EACCES;
 	else if (mw->ibmw.type == IB_MW_TYPE_1)
 		ret = -EINVAL;
@@ -338,7 +339,7 @@ int rvt_rkey_invalidate(struct rvt_qp *qp, u32 rkey)
 
 	if (ret != -ENOENT)
 		return ret;
-	return rvt_mr_invalidate(qp->ibqp.pd, rkey);
+	return rvt_mr_invalidate(rvt_qp_rx_pd(qp), rkey);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_rkey_invalidate);
 
@@ -432,5 +433,6 @@ ADD_UVERBS_METHODS(softrvt_qp, UVERBS_OBJECT_QP,
 /* The driver's own uverbs methods, in ib_device.driver_def. */
 const struct uapi_definition rvt_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp),
+	UAPI_DEF_CHAIN(rvt_xrc_uapi_defs),
 	{},
 };

@@ -70,11 +70,21 @@ static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
 	return NULL;
 }
 
+/*
+ * An XRC INI QP takes only answers and a TGT QP only requests: each is
+ * one half of an RC QP.
+ */
 static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
 {
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		return (opcode & 0xe0) == IB_OPCODE_RC;
+	case IB_QPT_XRC_INI:
+		return (opcode & 0xe0) == RVT_OPCODE_XRC &&
+		       rvt_opcode_is_response(opcode);
+	case IB_QPT_XRC_TGT:
+		return (opcode & 0xe0) == RVT_OPCODE_XRC &&
+		       !rvt_opcode_is_response(opcode);
 	case IB_QPT_UC:
 		return (opcode & 0xe0) == IB_OPCODE_UC;
 	default:

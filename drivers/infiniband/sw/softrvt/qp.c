@@ -26,7 +26,7 @@ static int rvt_qp_check_cap(const struct ib_qp_init_attr *init)
 	    cap->max_send_sge > RVT_MAX_SGE ||
 	    cap->max_inline_data > RVT_MAX_INLINE)
 		return -EINVAL;
-	if (!init->srq &&
+	if (!init->srq && !rvt_is_xrc_type(init->qp_type) &&
 	    (cap->max_recv_wr > RVT_MAX_QP_WR ||
 	     cap->max_recv_sge > RVT_MAX_SGE))
 		return -EINVAL;
@@ -99,7 +99,7 @@ static void rvt_qp_set_state(struct rvt_qp *qp, enum ib_qp_state state)
 
 static void rvt_qp_free_queues(struct rvt_qp *qp)
 {
-	if (!qp->ibqp.srq)
+	if (rvt_qp_has_rq(qp))
 		rvt_rq_free(&qp->r_rq);
 	vfree(qp->s_wq);
 	kfree(qp->r_wqe);
@@ -137,7 +137,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	qp->s_retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
 	rvt_resp_reset(qp);
-	if (!qp->ibqp.srq)
+	if (rvt_qp_has_rq(qp))
 		rvt_rq_reset(&qp->r_rq);
 }
 
@@ -169,9 +169,11 @@ static void rvt_qp_unpublish(struct rvt_dev_info *rdi, struct rvt_qp *qp)
  * @init: type, capacities, CQs and SRQ
  * @udata: for a user QP, receives struct softrvt_create_qp_resp
  *
- * RC, UC, UD and GSI QPs are accepted.  Without an SRQ the QP gets its own
- * receive ring, mmapped for user QPs.  @init->cap is updated to what the
- * QP really has.
+ * RC, UC, UD and GSI QPs are accepted, and XRC's: a user INI QP, which
+ * has no receive queue, and a TGT QP, which ib_core always creates as a
+ * kernel QP (shared through its XRC domain) and which has no queue at
+ * all.  Any other QP without an SRQ gets its own receive ring, mmapped
+ * for user QPs.  @init->cap is updated to what the QP really has.
  *
  * Return: 0 or a negative errno.
  */
@@ -193,6 +195,18 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (udata)
 			return -EPERM;
 		break;
+	case IB_QPT_XRC_INI:
+		/* Only the provider can name the SRQ of a send WR. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+		break;
+	case IB_QPT_XRC_TGT:
+		if (!init->xrcd)
+			return -EINVAL;
+		memset(&init->cap, 0, sizeof(init->cap));
+		break;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -207,6 +221,9 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	mutex_init(&qp->state_mutex);
+	mutex_init(&qp->r_xrc_mutex);
+	/* ib_core sets ibqp.xrcd only once the QP exists. */
+	qp->xrcd = init->xrcd;
 	spin_lock_init(&qp->s_lock);
 	INIT_WORK(&qp->send_work, rvt_send_work);
 	timer_setup(&qp->rnr_timer, rvt_rnr_timer_fn, 0);
@@ -232,13 +249,13 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = -ENOMEM;
 		goto err_queues;
 	}
-	if (init->qp_type == IB_QPT_RC || init->qp_type == IB_QPT_UC) {
+	if (!rvt_is_ud_type(init->qp_type)) {
 		ret = dst_cache_init(&qp->s_dst_cache, GFP_KERNEL);
 		if (ret)
 			goto err_queues;
 	}
 
-	if (init->srq) {
+	if (init->srq || rvt_is_xrc_type(init->qp_type)) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
 	} else {
@@ -252,7 +269,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		goto err_queues;
 
-	if (udata && !init->srq) {
+	if (udata && rvt_qp_has_rq(qp)) {
 		ret = rvt_mmap_entry_create(udata, qp->r_rq.wq,
 					    rvt_rq_mmap_bytes(&qp->r_rq), true,
 					    &qp->r_rq.mmap_entry,
@@ -375,7 +392,7 @@ void rvt_qp_flush_rq(struct rvt_qp *qp)
 	};
 	u32 n;
 
-	if (qp->ibqp.srq)
+	if (!rvt_qp_has_rq(qp))
 		return;
 	for (n = rvt_rq_posted(&qp->r_rq);
 	     n && !rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id); n--)
@@ -682,6 +699,7 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;
+	init->xrcd = qp->xrcd;
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_type;
 	init->qp_type = ibqp->qp_type;
@@ -708,6 +726,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rvt_qp_unpublish(rdi, qp);
 	rvt_mw_unbind_qp(qp);
 	rvt_qp_free_queues(qp);
+	mutex_destroy(&qp->r_xrc_mutex);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
 	return 0;
@@ -728,7 +747,10 @@ static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr,
 		return bind && (qp->ibqp.qp_type == IB_QPT_RC ||
 				qp->ibqp.qp_type == IB_QPT_UC) ? 0 : -EINVAL;
 	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_TGT:
+		return -EINVAL;		/* it has no send queue */
 	case IB_QPT_RC:
+	case IB_QPT_XRC_INI:
 		switch (wr->opcode) {
 		case IB_WR_ATOMIC_CMP_AND_SWP:
 		case IB_WR_ATOMIC_FETCH_AND_ADD:
@@ -829,6 +851,7 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	wqe->imm_data = wr->ex.imm_data;
 	wqe->length = len;
 	wqe->local_done = false;
+	wqe->xrc_srqn = qp->s_xrc_srqn;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_INV:
@@ -1025,7 +1048,7 @@ int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	int ret;
 
-	if (ibqp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (!rvt_qp_has_rq(qp) || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

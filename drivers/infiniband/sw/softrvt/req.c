@@ -55,7 +55,7 @@ u32 rvt_qp_mtu(const struct rvt_qp *qp)
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	enum ib_mtu mtu = READ_ONCE(rdi->port_mtu);
 
-	if (qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC)
+	if (!rvt_is_ud_type(qp->ibqp.qp_type))
 		mtu = min(mtu, qp->attr.path_mtu ?: IB_MTU_256);
 	return ib_mtu_enum_to_int(mtu);
 }
@@ -151,6 +151,9 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 	case IB_QPT_UC:
 		base = IB_OPCODE_UC;
 		break;
+	case IB_QPT_XRC_INI:
+		base = RVT_OPCODE_XRC;
+		break;
 	default:
 		return IB_OPCODE_UD | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, true,
 						     true, imm);
@@ -208,6 +211,10 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		      (mask & RVT_HDR_PAYLOAD) && off + len == wqe->length,
 		      pad, RVT_DEFAULT_PKEY, dqpn, ackreq, psn);
 	p += sizeof(struct rvt_bth);
+	if (mask & RVT_HDR_XRCETH) {
+		put_unaligned_be32(wqe->xrc_srqn & RVT_XRC_SRQN_MASK, p);
+		p += sizeof(struct rvt_xrceth);
+	}
 	if (mask & RVT_HDR_DETH) {
 		struct rvt_deth *deth = (struct rvt_deth *)p;
 		/* A Q_Key with the high bit set means "use the QP's own". */
@@ -253,7 +260,7 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 	memset(p + len, 0, pad);
 
 	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
-	    qp->ibqp.qp_type == IB_QPT_RC) {
+	    rvt_is_rc_req(qp->ibqp.qp_type)) {
 		rvt_count(rdi, RVT_CNT_RETRANSMITS, 1);
 		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
 	}

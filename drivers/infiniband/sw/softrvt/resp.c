@@ -87,6 +87,9 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 	u16 mask;
 	u8 *p;
 
+	/* An XRC TGT QP answers in XRC, without an XRCETH. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		opcode = RVT_OPCODE_XRC | (opcode & 0x1f);
 	if (rvt_opcode_info(opcode, &mask))
 		return;
 	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + pad);
@@ -158,16 +161,36 @@ void rvt_resp_reset(struct rvt_qp *qp)
 	qp->r_read_off = 0;
 }
 
+/* Complete the WQE held; an XRC SRQ gone meanwhile takes it with it. */
 static void rvt_resp_recv_done(struct rvt_qp *qp, enum ib_wc_status status,
 			       struct ib_wc *wc, bool solicited)
 {
+	struct rvt_cq *cq = rvt_qp_rx_cq(qp);
+
 	wc->wr_id = qp->r_wqe->wr_id;
 	wc->status = status;
 	wc->qp = &qp->ibqp;
 	wc->port_num = 1;
 	qp->r_has_rwqe = false;
-	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.recv_cq), wc,
-		     solicited || status != IB_WC_SUCCESS);
+	if (cq)
+		rvt_cq_enter(cq, wc, solicited || status != IB_WC_SUCCESS);
+}
+
+/*
+ * An XRC TGT QP handles a request with the SRQ @srqn, if it is one of
+ * its domain: in r_xsrq, NULL if not, until rvt_resp_xrc_leave().
+ */
+static void rvt_resp_xrc_enter(struct rvt_qp *qp, u32 srqn)
+{
+	mutex_lock(&qp->r_xrc_mutex);
+	qp->r_xsrq = rvt_xsrq_get(ib_to_rvt(qp->ibqp.device), srqn, qp->xrcd);
+}
+
+static void rvt_resp_xrc_leave(struct rvt_qp *qp)
+{
+	rvt_xsrq_put(qp->r_xsrq);
+	qp->r_xsrq = NULL;
+	mutex_unlock(&qp->r_xrc_mutex);
 }
 
 static void rvt_resp_recv_error(struct rvt_qp *qp, enum ib_wc_status status)
@@ -188,9 +211,16 @@ static void rvt_resp_recv_error(struct rvt_qp *qp, enum ib_wc_status status)
  */
 void rvt_resp_flush(struct rvt_qp *qp)
 {
+	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+
 	qp->r_in_msg = false;
-	if (qp->r_has_rwqe)
-		rvt_resp_recv_error(qp, IB_WC_WR_FLUSH_ERR);
+	if (!qp->r_has_rwqe)
+		return;
+	if (xrc)
+		rvt_resp_xrc_enter(qp, qp->r_xrc_srqn);
+	rvt_resp_recv_error(qp, IB_WC_WR_FLUSH_ERR);
+	if (xrc)
+		rvt_resp_xrc_leave(qp);
 }
 
 /* Take the receive WQE of a message.  Return: 0, -ENOENT, -EIO. */
@@ -219,8 +249,9 @@ static int rvt_resp_send_payload(struct rvt_qp *qp, const u8 *payload,
 		return ret;
 	if (ret)
 		return RVT_NAK_REM_OP;
-	if (rvt_sge_state_init(&qp->r_sge, qp->ibqp.pd, qp->r_wqe->sg_list,
-			       qp->r_wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
+	if (rvt_sge_state_init(&qp->r_sge, rvt_qp_rx_pd(qp),
+			       qp->r_wqe->sg_list, qp->r_wqe->num_sge,
+			       IB_ACCESS_LOCAL_WRITE)) {
 		rvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
 		return RVT_NAK_REM_OP;
 	}
@@ -270,7 +301,7 @@ static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 	ibdev_dbg(qp->ibqp.device,
 		  "QP %u: request at PSN %u refused (NAK code %d): QP to ERR\n",
 		  qp->ibqp.qp_num, psn, nak);
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (rvt_is_rc_resp(qp->ibqp.qp_type)) {
 		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
 		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
 		qp->r_ack_pending = false;
@@ -333,6 +364,7 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
 	e->psn = psn;
 	e->lpsn = rvt_psn_add(psn, npkts - 1);
 	e->msn = qp->r_msn;
+	e->srqn = qp->r_xrc_srqn;
 	e->answered = false;
 	qp->r_read_next = (qp->r_read_next + 1) % RVT_MAX_RD_ATOMIC;
 	if (!qp->r_read_pending)
@@ -458,7 +490,15 @@ bool rvt_resp_read_answer(struct rvt_qp *qp)
 	while (qp->r_read_pending && budget > 0) {
 		struct rvt_read_res *e =
 			&qp->r_read[rvt_read_slot(qp, qp->r_read_pending)];
-		int sent = rvt_resp_read_some(qp, e, budget);
+		bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+		int sent;
+
+		/* The rkey is the SRQ's PD's, as when the READ came. */
+		if (xrc)
+			rvt_resp_xrc_enter(qp, e->srqn);
+		sent = rvt_resp_read_some(qp, e, budget);
+		if (xrc)
+			rvt_resp_xrc_leave(qp);
 
 		if (sent < 0) {
 			qp->r_read_pending = 0;
@@ -544,7 +584,7 @@ static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
 static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 			       struct rvt_pkt *pkt)
 {
-	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
 	u8 op = pkt->opcode & 0x1f;
 	int i;
 
@@ -581,7 +621,7 @@ static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 			    struct rvt_pkt *pkt)
 {
-	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
 	const u8 *payload = skb->data + pkt->hdr_len;
 	u8 op = pkt->opcode & 0x1f;
 	u32 mtu = rvt_qp_mtu(qp);
@@ -666,7 +706,7 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 			struct rvt_pkt *pkt)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
+	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
 	int diff = rvt_psn_cmp(pkt->psn, qp->r_psn);
 	u8 op = pkt->opcode & 0x1f;
 	u32 next = rvt_psn_add(pkt->psn, 1);
@@ -690,6 +730,17 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	}
 	if (diff < 0) {
 		rvt_resp_duplicate(qp, skb, pkt);
+		return;
+	}
+	/*
+	 * An XRC request must name an SRQ of the TGT QP's domain, the same
+	 * for every packet of a message; anything else is the requester's
+	 * error (or a forgery from its path).
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
+	    (!qp->r_xsrq || pkt->srqn != qp->r_xrc_srqn)) {
+		rvt_drop(rdi, RVT_CNT_DROP_BAD_XRC_SRQ, pkt);
+		rvt_resp_fatal(qp, pkt->psn, RVT_NAK_INV_REQ);
 		return;
 	}
 
@@ -828,6 +879,21 @@ static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
 	rvt_resp_recv_done(qp, IB_WC_SUCCESS, &wc, pkt->se);
 }
 
+/*
+ * An XRC TGT QP: RC, with the SRQ the request names.  A message in
+ * progress keeps the SRQ of its first packet: its receive WQE came from
+ * there, and its WRITE's rkey is checked in that SRQ's PD.
+ */
+static void rvt_resp_xrc(struct rvt_qp *qp, struct sk_buff *skb,
+			 struct rvt_pkt *pkt)
+{
+	if (!qp->r_in_msg && !qp->r_has_rwqe)
+		qp->r_xrc_srqn = pkt->srqn;
+	rvt_resp_xrc_enter(qp, qp->r_xrc_srqn);
+	rvt_resp_rc(qp, skb, pkt);
+	rvt_resp_xrc_leave(qp);
+}
+
 /**
  * rvt_resp_packet - handle a request packet
  * @qp: the responder
@@ -851,6 +917,9 @@ void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		rvt_resp_rc(qp, skb, pkt);
+		break;
+	case IB_QPT_XRC_TGT:
+		rvt_resp_xrc(qp, skb, pkt);
 		break;
 	case IB_QPT_UC:
 		rvt_resp_uc(qp, skb, pkt);

@@ -103,7 +103,8 @@ void rvt_rnr_timer_fn(struct timer_list *t)
  * @qp: the responder QP
  * @wqe: room for a WQE with RVT_MAX_SGE entries
  *
- * Takes from the QP's SRQ if it has one.  Any context.
+ * Takes from the QP's SRQ if it has one, or an XRC TGT QP's from the SRQ
+ * of the request being handled.  Any context.
  *
  * Return: 0, -ENOENT if none is posted, -EIO if the ring is corrupt.
  */
@@ -112,6 +113,8 @@ int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe)
 	unsigned long flags;
 	int ret;
 
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->r_xsrq ? rvt_srq_get_rwqe(qp->r_xsrq, wqe) : -EIO;
 	if (qp->ibqp.srq)
 		return rvt_srq_get_rwqe(ibsrq_to_rvtsrq(qp->ibqp.srq), wqe);
 
@@ -174,6 +177,14 @@ static bool rvt_is_ud(const struct rvt_qp *qp)
 	return rvt_is_ud_type(qp->ibqp.qp_type);
 }
 
+/* The type of QP the peer of a connected QP has. */
+static enum ib_qp_type rvt_peer_type(enum ib_qp_type type)
+{
+	if (type == IB_QPT_XRC_INI)
+		return IB_QPT_XRC_TGT;
+	return type;
+}
+
 /* Whether @qp may receive what @sqp sends. */
 static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
 			    const struct rvt_swqe *wqe)
@@ -186,7 +197,7 @@ static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return false;
 	if (!rvt_is_ud(sqp))
-		return qp->ibqp.qp_type == sqp->ibqp.qp_type &&
+		return qp->ibqp.qp_type == rvt_peer_type(sqp->ibqp.qp_type) &&
 		       qp->attr.dest_qp_num == sqp->ibqp.qp_num;
 	if (!rvt_is_ud(qp))
 		return false;
@@ -254,6 +265,7 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 				  enum ib_wc_status status,
 				  enum rdma_network_type net_type)
 {
+	struct rvt_cq *cq = rvt_qp_rx_cq(qp);
 	struct ib_wc wc = {
 		.wr_id = sqp->r_wqe->wr_id,
 		.status = status,
@@ -264,6 +276,9 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 		.sl = wqe->sl,
 		.port_num = 1,
 	};
+
+	if (!cq)
+		return;
 
 	if (status == IB_WC_SUCCESS) {
 		if (wqe->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
@@ -282,7 +297,7 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 			wc.network_hdr_type = net_type;
 		}
 	}
-	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.recv_cq), &wc,
+	rvt_cq_enter(cq, &wc,
 		     status != IB_WC_SUCCESS ||
 		     (wqe->send_flags & IB_SEND_SOLICITED));
 }
@@ -322,7 +337,7 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 		  qp->ibqp.qp_num, sqp->ibqp.qp_num,
 		  ib_wc_status_msg(sstatus));
 	rvt_qp_set_error(qp, event);
-	return sqp->ibqp.qp_type == IB_QPT_RC ? sstatus : IB_WC_SUCCESS;
+	return rvt_is_rc_req(sqp->ibqp.qp_type) ? sstatus : IB_WC_SUCCESS;
 }
 
 /*
@@ -368,7 +383,7 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 					   struct rvt_swqe *wqe,
 					   enum ib_wc_status *status)
 {
-	bool rc = sqp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = rvt_is_rc_req(sqp->ibqp.qp_type);
 	bool need_rwqe = wqe->opcode == IB_WR_SEND ||
 			 wqe->opcode == IB_WR_SEND_WITH_IMM ||
 			 wqe->opcode == IB_WR_SEND_WITH_INV ||
@@ -399,7 +414,7 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 		enum rdma_network_type net_type = RDMA_NETWORK_IB;
 		u8 grh_buf[RVT_GRH_BYTES];
 
-		if (rvt_sge_state_init(&sqp->r_sge, qp->ibqp.pd,
+		if (rvt_sge_state_init(&sqp->r_sge, rvt_qp_rx_pd(qp),
 				       sqp->r_wqe->sg_list,
 				       sqp->r_wqe->num_sge,
 				       IB_ACCESS_LOCAL_WRITE)) {
@@ -488,6 +503,36 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	}
 }
 
+/*
+ * Execute @wqe against an XRC TGT QP: with the SRQ it names, if that is
+ * one of the QP's domain, else as an invalid request.  A sender of the
+ * device and the QP's own engine may both be at it: r_xrc_mutex.
+ */
+static enum rvt_ruc_result rvt_ruc_execute_xrc(struct rvt_qp *sqp,
+					       struct rvt_qp *qp,
+					       struct rvt_swqe *wqe,
+					       enum ib_wc_status *status)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	enum rvt_ruc_result res = RVT_RUC_DONE;
+	struct rvt_srq *srq;
+
+	mutex_lock(&qp->r_xrc_mutex);
+	srq = rvt_xsrq_get(rdi, wqe->xrc_srqn, qp->xrcd);
+	if (srq) {
+		qp->r_xsrq = srq;
+		res = rvt_ruc_execute(sqp, qp, wqe, status);
+		qp->r_xsrq = NULL;
+	} else {
+		rvt_count(rdi, RVT_CNT_DROP_BAD_XRC_SRQ, 1);
+		*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
+						  IB_WC_REM_INV_REQ_ERR);
+	}
+	mutex_unlock(&qp->r_xrc_mutex);
+	rvt_xsrq_put(srq);
+	return res;
+}
+
 /**
  * rvt_ruc_loopback - execute a send WQE against a QP of the same device
  * @sqp: the requester
@@ -544,13 +589,16 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 		 * UD packets are simply lost.
 		 */
 		*status = IB_WC_SUCCESS;
-		if (sqp->ibqp.qp_type == IB_QPT_RC)
+		if (rvt_is_rc_req(sqp->ibqp.qp_type))
 			res = RVT_RUC_RETRY;
 	} else {
 		if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) &&
 		    !rvt_is_ud(qp))
 			rvt_comm_est(qp);
-		res = rvt_ruc_execute(sqp, qp, wqe, status);
+		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+			res = rvt_ruc_execute_xrc(sqp, qp, wqe, status);
+		else
+			res = rvt_ruc_execute(sqp, qp, wqe, status);
 		*rnr_timer = qp->attr.min_rnr_timer;
 	}
 	if (qp) {
@@ -573,15 +621,6 @@ static bool rvt_ruc_is_local(const struct rvt_qp *qp,
 			     const struct rvt_swqe *wqe)
 {
 	return rvt_is_ud(qp) ? wqe->local : qp->s_local;
-}
-
-static bool rvt_ruc_is_response(u8 opcode)
-{
-	u8 op = opcode & 0x1f;
-
-	return (opcode & 0xe0) == IB_OPCODE_RC &&
-	       op >= IB_OPCODE_RDMA_READ_RESPONSE_FIRST &&
-	       op <= IB_OPCODE_ATOMIC_ACKNOWLEDGE;
 }
 
 /*
@@ -616,7 +655,8 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 			kfree_skb(skb);
 			continue;
 		}
-		if (rvt_ruc_is_response(rvt_pkt_of(skb)->opcode)) {
+		/* Only RC and XRC have them: rvt_parse_bth() saw to it. */
+		if (rvt_opcode_is_response(rvt_pkt_of(skb)->opcode)) {
 			rvt_comp_packet(qp, skb);
 		} else if (rvt_resp_can_take(qp, skb)) {
 			rvt_resp_packet(qp, skb);
@@ -731,7 +771,7 @@ void rvt_send_work(struct work_struct *work)
 	more_rx = rvt_ruc_rx(qp);
 	if (more_rx)
 		rvt_schedule_send(qp);
-	if (qp->ibqp.qp_type == IB_QPT_RC && !qp->s_local &&
+	if (rvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
 		rvt_ruc_rc_wire(qp);
 		return;
@@ -822,7 +862,8 @@ void rvt_send_work(struct work_struct *work)
 		 */
 		ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
 			  qp->ibqp.qp_num, ib_wc_status_msg(status));
-		if (qp->ibqp.qp_type == IB_QPT_RC || rvt_wqe_is_local_op(&done))
+		if (rvt_is_rc_req(qp->ibqp.qp_type) ||
+		    rvt_wqe_is_local_op(&done))
 			rvt_qp_set_error(qp, 0);
 		else
 			rvt_qp_set_sq_error(qp);

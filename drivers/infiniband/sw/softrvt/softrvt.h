@@ -99,6 +99,7 @@ enum rvt_counter {
 	RVT_CNT_DROP_BAD_PKEY,
 	RVT_CNT_DROP_BAD_ADDR,
 	RVT_CNT_DROP_DEV_QUEUE_FULL,
+	RVT_CNT_DROP_BAD_XRC_SRQ,
 	RVT_CNT_MAX
 };
 
@@ -136,6 +137,9 @@ struct rvt_dev_info {
 	/* Key index -> struct rvt_mr, or struct rvt_mw tagged RVT_KEY_MW. */
 	struct xarray mr_xa;
 	u32 next_mr_index;
+	/* XRC SRQ number -> struct rvt_srq, see xrc.c. */
+	struct xarray srq_xa;
+	u32 next_srqn;
 
 	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
 	struct list_head net_node;	/* on rnet->devs, RCU */
@@ -171,6 +175,11 @@ struct rvt_ucontext {
 
 struct rvt_pd {
 	struct ib_pd ibpd;
+};
+
+/* An XRC domain: nothing but its identity, which XRC SRQs and QPs share. */
+struct rvt_xrcd {
+	struct ib_xrcd ibxrcd;
 };
 
 struct rvt_ah {
@@ -292,6 +301,12 @@ struct rvt_srq {
 	struct ib_srq ibsrq;
 	struct rvt_rq rq;
 	u32 limit;			/* armed SRQ limit, 0 if not; under rq.lock */
+	/*
+	 * An XRC SRQ is found by its number (ibsrq.ext.xrc.srq_num) in
+	 * srq_xa: 1 while it is there, +1 for each responder using it.
+	 */
+	refcount_t refcount;
+	struct completion released;
 };
 
 /* Kernel CQ: entries are struct ib_wc; user CQ: struct rvt_cq_wc ring. */
@@ -321,6 +336,7 @@ struct rvt_swqe {
 	u64 compare_add;
 	u64 swap;
 	u32 remote_qpn;			/* UD */
+	u32 xrc_srqn;			/* XRC: the SRQ it is for, at the peer */
 	u32 remote_qkey;
 	u8 sl;				/* UD, from the AH */
 	bool local;			/* UD: the AH's peer is on this device */
@@ -370,6 +386,7 @@ struct rvt_read_res {
 	u32 rkey;
 	u32 mtu;			/* payload bytes per response */
 	u32 msn;			/* its answers' AETH MSN */
+	u32 srqn;			/* XRC: whose PD its rkey is checked in */
 	bool answered;			/* its last response went out once */
 };
 
@@ -475,6 +492,21 @@ struct rvt_qp {
 	u8 r_read_held;
 	u32 r_read_off;
 
+	/*
+	 * XRC.  An INI QP sends each WQE to the SRQ s_xrc_srqn named when it
+	 * was posted (set by SOFTRVT_METHOD_QP_SET_XRC_SRQN).  A TGT QP has
+	 * no queue of its own: each request names, in its XRCETH, an SRQ of
+	 * the QP's XRC domain whose PD, WQEs and CQ serve it.  r_xsrq is that
+	 * SRQ while a request is handled, under r_xrc_mutex: the QP's own
+	 * engine and a sender of this device (ruc.c) both take it.
+	 * r_xrc_srqn is the SRQ of the message in progress.
+	 */
+	struct ib_xrcd *xrcd;		/* TGT: its domain */
+	u32 s_xrc_srqn;			/* INI, under s_lock */
+	struct mutex r_xrc_mutex;
+	struct rvt_srq *r_xsrq;
+	u32 r_xrc_srqn;
+
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
 	/*
@@ -488,6 +520,23 @@ struct rvt_qp {
 static inline bool rvt_is_ud_type(enum ib_qp_type type)
 {
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
+/* A requester that waits for ACKs: RC, and XRC's INI. */
+static inline bool rvt_is_rc_req(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || type == IB_QPT_XRC_INI;
+}
+
+/* A responder that sends ACKs: RC, and XRC's TGT. */
+static inline bool rvt_is_rc_resp(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || type == IB_QPT_XRC_TGT;
+}
+
+static inline bool rvt_is_xrc_type(enum ib_qp_type type)
+{
+	return type == IB_QPT_XRC_INI || type == IB_QPT_XRC_TGT;
 }
 
 static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
@@ -528,6 +577,33 @@ static inline struct rvt_srq *ibsrq_to_rvtsrq(struct ib_srq *ibsrq)
 static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct rvt_qp, ibqp);
+}
+
+/* Whether a QP has a receive ring of its own: not on an SRQ, not XRC. */
+static inline bool rvt_qp_has_rq(const struct rvt_qp *qp)
+{
+	return !qp->ibqp.srq && !rvt_is_xrc_type(qp->ibqp.qp_type);
+}
+
+/*
+ * The PD a responder's receive WQEs and rkeys are checked in: an XRC TGT
+ * QP has none of its own, it uses the SRQ of the request (NULL between
+ * requests, which no lookup then matches).
+ */
+static inline struct ib_pd *rvt_qp_rx_pd(const struct rvt_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->r_xsrq ? qp->r_xsrq->ibsrq.pd : NULL;
+	return qp->ibqp.pd;
+}
+
+/* Where a responder's receive completions go; NULL: nowhere. */
+static inline struct rvt_cq *rvt_qp_rx_cq(const struct rvt_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->r_xsrq ? ibcq_to_rvtcq(qp->r_xsrq->ibsrq.ext.cq) :
+				    NULL;
+	return ibcq_to_rvtcq(qp->ibqp.recv_cq);
 }
 
 /*
@@ -572,6 +648,16 @@ void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
 /* pd.c */
 int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int rvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* xrc.c */
+extern const struct uapi_definition rvt_xrc_uapi_defs[];
+int rvt_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int rvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int rvt_xsrq_publish(struct rvt_dev_info *rdi, struct rvt_srq *srq);
+void rvt_xsrq_unpublish(struct rvt_dev_info *rdi, struct rvt_srq *srq);
+struct rvt_srq *rvt_xsrq_get(struct rvt_dev_info *rdi, u32 srqn,
+			     const struct ib_xrcd *xrcd);
+void rvt_xsrq_put(struct rvt_srq *srq);
 
 /* ah.c */
 int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -201,11 +201,12 @@ static int rvt_srq_check_attr(const struct ib_srq_attr *attr)
 /**
  * rvt_create_srq - create a shared receive queue (ib_device_ops.create_srq)
  * @ibsrq: the SRQ allocated by ib_core
- * @init: requested attributes; only IB_SRQT_BASIC is supported
+ * @init: requested attributes; IB_SRQT_BASIC or IB_SRQT_XRC
  * @udata: user command and response, NULL for kernel SRQs
  *
  * A user SRQ's ring is mmapped at the offset returned in struct
- * softrvt_create_srq_resp.
+ * softrvt_create_srq_resp.  An XRC SRQ gets a number, by which the
+ * requests for it name it (xrc.c); ib_core keeps its domain and CQ.
  *
  * Return: 0 or a negative errno.
  */
@@ -217,7 +218,7 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct softrvt_create_srq_resp resp = {};
 	int ret;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	ret = rvt_srq_check_attr(&init->attr);
 	if (ret)
@@ -239,6 +240,12 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		if (ret)
 			goto err_ring;
 		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
+		if (ret)
+			goto err_ring;
+	}
+	/* Last: from now on requests find it. */
+	if (init->srq_type == IB_SRQT_XRC) {
+		ret = rvt_xsrq_publish(rdi, srq);
 		if (ret)
 			goto err_ring;
 	}
@@ -303,8 +310,11 @@ int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 /**
  * rvt_destroy_srq - free an SRQ (ib_device_ops.destroy_srq)
- * @ibsrq: the SRQ; ib_core guarantees no QP still uses it
+ * @ibsrq: the SRQ; ib_core guarantees no QP is attached to it
  * @udata: unused
+ *
+ * An XRC SRQ is named by requests instead: it first stops being found and
+ * waits for the request being handled with it, if any.
  *
  * Return: 0.
  */
@@ -312,6 +322,8 @@ int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
 
+	if (ibsrq->srq_type == IB_SRQT_XRC)
+		rvt_xsrq_unpublish(ib_to_rvt(ibsrq->device), srq);
 	rvt_srq_cleanup(srq);
 	atomic_dec(&ib_to_rvt(ibsrq->device)->n_srqs);
 	return 0;

@@ -99,7 +99,8 @@ RVT_QPS_LIST
 #define rvt_qps_end(x)		{ IB_QPS_##x, #x }
 
 #define rvt_show_transport(op)						\
-	__print_symbolic((op) >> 5, { 0, "RC" }, { 1, "UC" }, { 3, "UD" })
+	__print_symbolic((op) >> 5, { 0, "RC" }, { 1, "UC" }, { 3, "UD" }, \
+			 { 5, "XRC" })
 #define rvt_show_opcode(op)	__print_symbolic((op) & 0x1f, RVT_OPCODE_LIST)
 #define rvt_show_resend(why)	__print_symbolic(why, RVT_RESEND_LIST)
 #define rvt_show_qps(state)	__print_symbolic(state, RVT_QPS_LIST)
