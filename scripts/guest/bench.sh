@@ -8,6 +8,7 @@ set -u
 
 export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
 OUT=${OUT:-/mnt/out}
+. scripts/guest/lib.sh
 LOG=$OUT/bench
 mkdir -p "$LOG"
 
@@ -116,7 +117,6 @@ ip link del b0
 
 # On the wire: softrvt to softrvt across two namespaces, against rxe (in
 # the initial namespace) to softrvt on an identical veth pair.
-. scripts/guest/lib.sh
 . scripts/guest/wire-setup.sh
 wire_setup > /dev/null 2>&1 || { echo "wire setup failed"; exit 1; }
 
