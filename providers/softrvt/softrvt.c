@@ -58,6 +58,7 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.alloc_pd = softrvt_alloc_pd,
 	.dealloc_pd = softrvt_dealloc_pd,
 	.reg_mr = softrvt_reg_mr,
+	.rereg_mr = softrvt_rereg_mr,
 	.dereg_mr = softrvt_dereg_mr,
 	.alloc_mw = softrvt_alloc_mw,
 	.dealloc_mw = softrvt_dealloc_mw,

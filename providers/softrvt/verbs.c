@@ -107,6 +107,29 @@ struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel registers a new MR in the old one's place, with new keys;
+ * ibv_cmd_rereg_mr() takes them from its answer.
+ */
+int softrvt_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
 int softrvt_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;

@@ -422,6 +422,64 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /**
+ * rvt_rereg_user_mr - change a user MR (ib_device_ops.rereg_user_mr)
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and/or IB_MR_REREG_ACCESS
+ * @start: with IB_MR_REREG_TRANS, the new region's user address
+ * @length: with IB_MR_REREG_TRANS, its length
+ * @iova: with IB_MR_REREG_TRANS, the address of its first byte
+ * @access: with IB_MR_REREG_ACCESS, the new rights, checked by ib_core
+ * @pd: the PD the MR is to be in: its own without IB_MR_REREG_PD
+ * @udata: unused
+ *
+ * A registered MR never changes under the lookups in flight: a new MR is
+ * registered with what the flags change and what they keep of the old
+ * one, and ib_core puts it in the old one's place and deregisters the
+ * old one.  Its keys are new, so a peer's request still carrying an old
+ * key fails.  The old MR is marked dying first, so that no memory window
+ * binds to it meanwhile: ib_core could then not deregister it.  Process
+ * context.
+ *
+ * Return: the new MR, or an ERR_PTR(): -EBUSY while windows are bound to
+ * the MR, as rvt_dereg_mr() refuses then too; -EINVAL for an MR without
+ * user pages; the MR is unchanged on error.
+ */
+struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct rvt_mr *old = ibmr_to_rvtmr(ibmr);
+	struct ib_mr *mr;
+	unsigned long irqflags;
+	bool busy;
+
+	if (!old->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = old->umem->address;
+		length = old->length;
+		iova = old->iova;
+	}
+
+	spin_lock_irqsave(&old->lock, irqflags);
+	busy = old->n_mws;
+	old->dying = !busy;
+	spin_unlock_irqrestore(&old->lock, irqflags);
+	if (busy)
+		return ERR_PTR(-EBUSY);
+
+	mr = rvt_reg_user_mr(pd, start, length, iova, access, udata);
+	if (IS_ERR(mr)) {
+		spin_lock_irqsave(&old->lock, irqflags);
+		old->dying = false;
+		spin_unlock_irqrestore(&old->lock, irqflags);
+	}
+	return mr;
+}
+
+/**
  * rvt_dereg_mr - deregister an MR (ib_device_ops.dereg_mr)
  * @ibmr: the MR
  * @udata: unused
