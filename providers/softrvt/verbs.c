@@ -74,6 +74,28 @@ struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context)
 	return pd;
 }
 
+/*
+ * A PD of an imported context (ibv_import_pd()): libsoftrvt's PD is the
+ * handle alone, and the kernel checks the handle each time it is used.
+ */
+struct ibv_pd *softrvt_import_pd(struct ibv_context *context,
+				 uint32_t pd_handle)
+{
+	struct ibv_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->context = context;
+	pd->handle = pd_handle;
+	return pd;
+}
+
+void softrvt_unimport_pd(struct ibv_pd *pd)
+{
+	free(pd);
+}
+
 int softrvt_dealloc_pd(struct ibv_pd *pd)
 {
 	int ret;
@@ -105,6 +127,29 @@ struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/* An MR of an imported context: its keys and length from the kernel. */
+struct ibv_mr *softrvt_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+void softrvt_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
 }
 
 /*
