@@ -153,8 +153,8 @@ void softrvt_unimport_mr(struct ibv_mr *mr)
 }
 
 /*
- * The kernel registers a new MR in the old one's place, with new keys;
- * ibv_cmd_rereg_mr() takes them from its answer.
+ * The kernel registers a new MR in the old one's place, under the old
+ * one's keys; ibv_cmd_rereg_mr() takes them from its answer.
  */
 int softrvt_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 		     void *addr, size_t length, int access)

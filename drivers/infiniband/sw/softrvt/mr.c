@@ -156,7 +156,8 @@ err_count:
 
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	rvt_key_free(rdi, mr->key);
+	if (!mr->key_moved)
+		rvt_key_free(rdi, mr->key);
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
@@ -435,10 +436,10 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * A registered MR never changes under the lookups in flight: a new MR is
  * registered with what the flags change and what they keep of the old
  * one, and ib_core puts it in the old one's place and deregisters the
- * old one.  Its keys are new, so a peer's request still carrying an old
- * key fails.  The old MR is marked dying first, so that no memory window
- * binds to it meanwhile: ib_core could then not deregister it.  Process
- * context.
+ * old one.  The new MR takes over the old one's keys, which the peers
+ * hold: from then on they name it.  The old MR is marked dying first, so
+ * that no memory window binds to it meanwhile: ib_core could then not
+ * deregister it.  Process context.
  *
  * Return: the new MR, or an ERR_PTR(): -EBUSY while windows are bound to
  * the MR, as rvt_dereg_mr() refuses then too; -EINVAL for an MR without
@@ -448,9 +449,12 @@ struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				u64 length, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata)
 {
+	struct rvt_dev_info *rdi = ib_to_rvt(ibmr->device);
 	struct rvt_mr *old = ibmr_to_rvtmr(ibmr);
-	struct ib_mr *mr;
+	struct rvt_mr *new;
 	unsigned long irqflags;
+	struct ib_mr *mr;
+	u32 own_key;
 	bool busy;
 
 	if (!old->umem)
@@ -475,7 +479,21 @@ struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		spin_lock_irqsave(&old->lock, irqflags);
 		old->dying = false;
 		spin_unlock_irqrestore(&old->lock, irqflags);
+		return mr;
 	}
+
+	/*
+	 * The key is set before the MR is published at the old key's
+	 * index; the new MR's own index was never handed out.
+	 */
+	new = ibmr_to_rvtmr(mr);
+	own_key = new->key;
+	new->key = old->key;
+	new->ibmr.lkey = old->ibmr.lkey;
+	new->ibmr.rkey = old->ibmr.rkey;
+	rvt_key_set(rdi, old->key, new);
+	rvt_key_free(rdi, own_key);
+	old->key_moved = true;
 	return mr;
 }
 

@@ -211,6 +211,7 @@ struct rvt_mr {
 	/* Memory windows bound to it: it is not invalidated or freed. */
 	u32 n_mws;
 	bool dying;			/* being deregistered: nothing binds */
+	bool key_moved;			/* its key names its rereg successor */
 	spinlock_t lock;
 	refcount_t refcount;		/* 1 while registered, +1 per user */
 	struct completion released;	/* refcount reached 0 */
