@@ -1070,12 +1070,59 @@ int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
  * kernel empty the receive ring (both indices back to 0), needs nothing
  * from us.
  */
+/*
+ * Drop the completions of QP @qpn from a CQ ring, keeping the order of the
+ * others.  From the newest back to the oldest, the others move up towards
+ * the head, and the tail follows them: the kernel writes only at the head
+ * and beyond, and reads our tail only to see whether the ring is full.
+ */
+static void softrvt_cq_clean(struct softrvt_cq *cq, uint32_t qpn)
+{
+	uint32_t head, tail, from, to;
+	struct rvt_cq_wc *ring;
+
+	pthread_spin_lock(&cq->lock);
+	ring = cq->ring;
+	if (!ring)
+		goto out;
+	tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= cq->size || tail >= cq->size)
+		goto out;
+	for (from = head, to = head; from != tail;) {
+		from = from ? from - 1 : cq->size - 1;
+		if (ring->uqueue[from].qp_num == qpn)
+			continue;
+		to = to ? to - 1 : cq->size - 1;
+		if (to != from)
+			ring->uqueue[to] = ring->uqueue[from];
+	}
+	if (to != tail)
+		atomic_store_explicit(&ring->tail, to, memory_order_release);
+out:
+	pthread_spin_unlock(&cq->lock);
+}
+
+/*
+ * A QP moved to RESET leaves no completion behind in its CQs, as libmlx4
+ * and libmlx5 do it: a consumer that resets a QP after an error and
+ * reuses it does not poll the flushes of its former life.
+ */
 int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		      int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret || !(attr_mask & IBV_QP_STATE) ||
+	    attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	if (ibqp->recv_cq)
+		softrvt_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		softrvt_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
+	return 0;
 }
 
 int softrvt_destroy_qp(struct ibv_qp *ibqp)
