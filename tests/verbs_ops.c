@@ -1500,6 +1500,148 @@ static void test_remote_access(void)
 	tc_end(&t);
 }
 
+/* 15a: re-registration changes what an MR's keys allow, not the keys. */
+static int rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+		 void *addr, size_t len, int access)
+{
+	int ret = ibv_rereg_mr(mr, flags, pd, addr, len, access);
+
+	if (ret)
+		detail("ibv_rereg_mr flags 0x%x: %d (%s)", flags, ret,
+		       strerror(errno));
+	return !ret;
+}
+
+static void test_rereg_mr(void)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	struct pair_opts o = rc_opts();
+	struct buf *s = NULL, *d = NULL;
+	struct ibv_pd *pd2;
+	uint32_t old_lkey, old_rkey;
+	struct tc t;
+	void *n;
+
+	SETUP(&t, tc_begin(&t, "rereg MR access") && tc_pair(&t, &o) &&
+	      (s = tc_buf(&t, 4096, 0)) && (d = tc_buf(&t, 4096, rw)));
+	pattern(s->p, s->len, 151);
+	old_lkey = d->mr->lkey;
+	old_rkey = d->mr->rkey;
+	ok(rereg(d->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+		 IBV_ACCESS_LOCAL_WRITE), "rereg to local write only");
+	if (d->mr->lkey != old_lkey || d->mr->rkey != old_rkey)
+		detail("lkey 0x%x rkey 0x%x, were 0x%x 0x%x", d->mr->lkey,
+		       d->mr->rkey, old_lkey, old_rkey);
+	ok(d->mr->lkey == old_lkey && d->mr->rkey == old_rkey,
+	   "the MR keeps its lkey and rkey, which the peer holds");
+	ok(write_status(&t, s, d, 0, 100, old_rkey, 0xf1,
+			IBV_WC_REM_ACCESS_ERR),
+	   "RDMA WRITE: IBV_WC_REM_ACCESS_ERR");
+	ok(all_bytes(d->p, d->len, CANARY, "target MR"), "the MR is untouched");
+	tc_end(&t);
+
+	SETUP(&t, tc_begin(&t, "rereg MR access and translation") &&
+	      tc_pair(&t, &o) && (s = tc_buf(&t, 4096, 0)) &&
+	      (d = tc_buf(&t, 4096, IBV_ACCESS_LOCAL_WRITE)));
+	pattern(s->p, s->len, 153);
+	old_rkey = d->mr->rkey;
+	ok(rereg(d->mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, rw) &&
+	   write_status(&t, s, d, 8, 100, old_rkey, 0xf3, IBV_WC_SUCCESS),
+	   "rereg to remote write: RDMA WRITE with the rkey of before succeeds");
+	ok(same(d->p + 8, s->p, 100, "written bytes") &&
+	   all_bytes(d->p, 8, CANARY, "before") &&
+	   all_bytes(d->p + 108, d->len - 108, CANARY, "after"),
+	   "100 bytes written at offset 8, nothing else");
+	n = NULL;
+	if (posix_memalign(&n, page_size, 8192))
+		n = NULL;
+	if (n)
+		memset(n, CANARY, 8192);
+	ok(n && rereg(d->mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, n, 8192,
+		      0) && d->mr->addr == n && d->mr->length == 8192,
+	   "rereg to another 8 KiB buffer");
+	if (n) {
+		/* The MR is registered with its iova at n's address. */
+		struct buf nb = { .p = n, .len = 8192, .mr = d->mr };
+
+		memset(d->p, CANARY, d->len);
+		ok(write_status(&t, s, &nb, 5000, 100, d->mr->rkey, 0xf4,
+				IBV_WC_SUCCESS) &&
+		   same((uint8_t *)n + 5000, s->p, 100, "written bytes") &&
+		   all_bytes(d->p, d->len, CANARY, "old buffer"),
+		   "RDMA WRITE lands in the new buffer, beyond the old length");
+	}
+	tc_end(&t);
+	free(n);
+
+	SETUP(&t, tc_begin(&t, "rereg MR PD") && tc_pair(&t, &o) &&
+	      (s = tc_buf(&t, 4096, 0)) && (d = tc_buf(&t, 4096, rw)));
+	pattern(s->p, s->len, 154);
+	pd2 = ibv_alloc_pd(ctx);
+	ok(pd2 && rereg(d->mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0) &&
+	   d->mr->pd == pd2, "rereg into another PD");
+	ok(pd2 && write_status(&t, s, d, 0, 100, d->mr->rkey, 0xf5,
+			       IBV_WC_REM_ACCESS_ERR),
+	   "RDMA WRITE from a QP of the old PD: IBV_WC_REM_ACCESS_ERR");
+	ok(all_bytes(d->p, d->len, CANARY, "target MR"), "the MR is untouched");
+	ok(pd2 && rereg(d->mr, IBV_REREG_MR_CHANGE_PD, t.pd, NULL, 0, 0),
+	   "rereg back into the QP's PD");
+	ok(pd2 && !ibv_dealloc_pd(pd2), "the other PD is free again");
+	tc_end(&t);
+}
+
+/* 15b: a CQ does not shrink below the completions owed to it. */
+static void test_cq_shrink(void)
+{
+	struct pair_opts o = rc_opts();
+	struct ibv_ah_attr aa = {
+		.is_global = 1,
+		.port_num = 1,
+		.grh = {
+			.dgid = gid,
+			.sgid_index = (uint8_t)gid_index,
+			.hop_limit = 1,
+		},
+	};
+	struct ibv_send_wr wr;
+	struct ibv_sge ss;
+	struct buf *s = NULL;
+	struct tc t;
+	int i, posted, ret, good;
+
+	o.type = IBV_QPT_UD;
+	SETUP(&t, tc_begin(&t, "cq shrink with sends posted") &&
+	      tc_pair(&t, &o) && (s = tc_buf(&t, 4096, 0)));
+	t.ah = ibv_create_ah(t.pd, &aa);
+	if (!t.ah)
+		detail("ibv_create_ah: %s", strerror(errno));
+	SETUP(&t, t.ah);
+	ss = sge(s, 0, 64);
+	wr = send_wr(0, IBV_WR_SEND, &ss, 1);
+	wr.wr.ud.ah = t.ah;
+	wr.wr.ud.remote_qpn = t.b->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	/* No receive at b: the datagrams are dropped, the sends succeed. */
+	for (i = 0, posted = 1; i < 16 && posted; i++) {
+		wr.wr_id = 0x100 + i;
+		posted = post_send(t.a, &wr);
+	}
+	ret = ibv_resize_cq(t.ca, 1);
+	if (ret != EINVAL)
+		detail("ibv_resize_cq to 1: %d (%s)", ret, strerror(ret));
+	ok(posted && ret == EINVAL,
+	   "shrinking to 1 right after 16 signaled sends: EINVAL");
+	for (i = 0, good = posted; i < 16 && good; i++)
+		good = expect_wc(t.ca, "requester", 0x100 + i, IBV_WC_SUCCESS,
+				 IBV_WC_SEND, -1, t.a, NULL);
+	ok(good, "all 16 completions, in order");
+	ret = ibv_resize_cq(t.ca, 1);
+	if (ret)
+		detail("ibv_resize_cq to 1: %s", strerror(ret));
+	ok(!ret && t.ca->cqe >= 1, "the empty CQ shrinks to 1");
+	tc_end(&t);
+}
+
 /* 16 */
 static void test_recv_too_small(void)
 {
@@ -1887,6 +2029,8 @@ int main(int argc, char **argv)
 	test_bad_lkey();
 	test_bad_rkey();
 	test_remote_access();
+	test_rereg_mr();
+	test_cq_shrink();
 	test_recv_too_small();
 	test_rnr();
 	test_wrong_state();

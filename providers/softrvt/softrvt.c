@@ -57,7 +57,12 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 
 	.alloc_pd = softrvt_alloc_pd,
 	.dealloc_pd = softrvt_dealloc_pd,
+	.import_pd = softrvt_import_pd,
+	.unimport_pd = softrvt_unimport_pd,
+	.import_mr = softrvt_import_mr,
+	.unimport_mr = softrvt_unimport_mr,
 	.reg_mr = softrvt_reg_mr,
+	.rereg_mr = softrvt_rereg_mr,
 	.dereg_mr = softrvt_dereg_mr,
 	.alloc_mw = softrvt_alloc_mw,
 	.dealloc_mw = softrvt_dealloc_mw,
@@ -120,6 +125,34 @@ static struct verbs_context *softrvt_alloc_context(struct ibv_device *ibdev,
 	return &ctx->ibv_ctx;
 }
 
+/*
+ * Another process's context, from its command fd (ibv_import_device()):
+ * softrvt keeps nothing per context beyond what ib_core does, so there
+ * is nothing to fetch but the proof that the fd has a ucontext.
+ */
+static struct verbs_context *softrvt_import_context(struct ibv_device *ibdev,
+						    int cmd_fd)
+{
+	struct softrvt_context *ctx;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	verbs_set_ops(&ctx->ibv_ctx, &softrvt_ctx_ops);
+	return &ctx->ibv_ctx;
+}
+
 static void softrvt_free_context(struct ibv_context *ibctx)
 {
 	struct softrvt_context *ctx = to_sctx(ibctx);
@@ -157,5 +190,6 @@ static const struct verbs_device_ops softrvt_dev_ops = {
 	.alloc_device = softrvt_device_alloc,
 	.uninit_device = softrvt_uninit_device,
 	.alloc_context = softrvt_alloc_context,
+	.import_context = softrvt_import_context,
 };
 PROVIDER_DRIVER(softrvt, softrvt_dev_ops);

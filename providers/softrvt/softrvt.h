@@ -194,8 +194,15 @@ int softrvt_query_port(struct ibv_context *context, uint8_t port,
 
 struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context);
 int softrvt_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *softrvt_import_pd(struct ibv_context *context,
+				 uint32_t pd_handle);
+void softrvt_unimport_pd(struct ibv_pd *pd);
+struct ibv_mr *softrvt_import_mr(struct ibv_pd *pd, uint32_t mr_handle);
+void softrvt_unimport_mr(struct ibv_mr *mr);
 struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			      uint64_t hca_va, int access);
+int softrvt_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access);
 int softrvt_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *softrvt_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int softrvt_dealloc_mw(struct ibv_mw *mw);

@@ -74,6 +74,28 @@ struct ibv_pd *softrvt_alloc_pd(struct ibv_context *context)
 	return pd;
 }
 
+/*
+ * A PD of an imported context (ibv_import_pd()): libsoftrvt's PD is the
+ * handle alone, and the kernel checks the handle each time it is used.
+ */
+struct ibv_pd *softrvt_import_pd(struct ibv_context *context,
+				 uint32_t pd_handle)
+{
+	struct ibv_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	pd->context = context;
+	pd->handle = pd_handle;
+	return pd;
+}
+
+void softrvt_unimport_pd(struct ibv_pd *pd)
+{
+	free(pd);
+}
+
 int softrvt_dealloc_pd(struct ibv_pd *pd)
 {
 	int ret;
@@ -105,6 +127,52 @@ struct ibv_mr *softrvt_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/* An MR of an imported context: its keys and length from the kernel. */
+struct ibv_mr *softrvt_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_query_mr(pd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+void softrvt_unimport_mr(struct ibv_mr *mr)
+{
+	free(verbs_get_mr(mr));
+}
+
+/*
+ * The kernel registers a new MR in the old one's place, under the old
+ * one's keys; ibv_cmd_rereg_mr() takes them from its answer.
+ */
+int softrvt_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		     void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
 }
 
 int softrvt_dereg_mr(struct verbs_mr *vmr)
@@ -1092,12 +1160,59 @@ int softrvt_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
  * kernel empty the receive ring (both indices back to 0), needs nothing
  * from us.
  */
+/*
+ * Drop the completions of QP @qpn from a CQ ring, keeping the order of the
+ * others.  From the newest back to the oldest, the others move up towards
+ * the head, and the tail follows them: the kernel writes only at the head
+ * and beyond, and reads our tail only to see whether the ring is full.
+ */
+static void softrvt_cq_clean(struct softrvt_cq *cq, uint32_t qpn)
+{
+	uint32_t head, tail, from, to;
+	struct rvt_cq_wc *ring;
+
+	pthread_spin_lock(&cq->lock);
+	ring = cq->ring;
+	if (!ring)
+		goto out;
+	tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	if (head >= cq->size || tail >= cq->size)
+		goto out;
+	for (from = head, to = head; from != tail;) {
+		from = from ? from - 1 : cq->size - 1;
+		if (ring->uqueue[from].qp_num == qpn)
+			continue;
+		to = to ? to - 1 : cq->size - 1;
+		if (to != from)
+			ring->uqueue[to] = ring->uqueue[from];
+	}
+	if (to != tail)
+		atomic_store_explicit(&ring->tail, to, memory_order_release);
+out:
+	pthread_spin_unlock(&cq->lock);
+}
+
+/*
+ * A QP moved to RESET leaves no completion behind in its CQs, as libmlx4
+ * and libmlx5 do it: a consumer that resets a QP after an error and
+ * reuses it does not poll the flushes of its former life.
+ */
 int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		      int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret || !(attr_mask & IBV_QP_STATE) ||
+	    attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	if (ibqp->recv_cq)
+		softrvt_cq_clean(to_scq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		softrvt_cq_clean(to_scq(ibqp->send_cq), ibqp->qp_num);
+	return 0;
 }
 
 int softrvt_destroy_qp(struct ibv_qp *ibqp)

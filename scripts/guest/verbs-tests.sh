@@ -104,35 +104,89 @@ else
 	fail "wr_ex: binary built"
 fi
 
-# rdma-core's pyverbs tests, one module a process.  test_qpex takes two
-# to three minutes under TCG: check-full runs it, make check has wr_ex.
-modules="test_device test_pd test_mr test_cq test_cq_events test_srq test_qp
-	test_atomic test_rdmacm test_cqex"
-ex_counts=test_cqex:4
+# rdma-core's whole pyverbs suite, every module it ships
+# (Documentation/softrvt/pyverbs.rst).  A process passes when none of
+# its tests failed or errored and it exited 0; the only crash forgiven is
+# pyverbs' own at exit, as pyverbs_own_crash below tells it.  The tests
+# passed over the whole suite must reach the floor: rdma_rxe's count in
+# the same guest.
+pyverbs_floor=102
+# usage: pyverbs_own_crash NAME RC LOG: true if LOG shows pyverbs' own
+# crash at exit (Documentation/softrvt/pyverbs.rst): a SIGSEGV after
+# unittest's summary, while the garbage collector ran with no Python
+# frame left, in a module whose tests skip while building their objects,
+# and not in libsoftrvt by the kernel's report.
+pyverbs_own_crash() {
+	[ "$2" = 139 ] && grep -aqE '^(OK|FAILED)' "$3" || return 1
+	sed -n '/^Fatal Python error: Segmentation fault/,$p' "$3" |
+		grep -aA1 '^  Garbage-collecting' | grep -aq '<no Python frame>' ||
+		return 1
+	! grep -aq '^KERNEL: .*libsoftrvt' "$3" || return 1
+	case $1 in
+	test_flow | test_parent_domain | skip_only) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+# Under TCG a process costs 25-30 s before its first test: the 47
+# modules each alone took 46 minutes.  make check runs alone each module
+# that has a test softrvt can run, and the others in one process: the
+# vendors' (mlx5, EFA, CUDA), which skip on any other device, and those
+# that need what softrvt does not offer.  check-full runs every module
+# alone.
 if [ "${SOFTRVT_FULL:-}" ]; then
-	modules+=" test_qpex"
-	ex_counts+=" test_qpex:17"
+	pyverbs_args=(all)
+else
+	pyverbs_args=()
+	shared=
+	for f in /usr/share/doc/rdma-core/tests/test_*.py*; do
+		m=${f##*/}
+		m=${m%%.py*}
+		case $m in
+		test_mlx5_* | test_efa* | test_cuda_dmabuf | test_flow | \
+		test_rss_traffic | test_tag_matching | test_odp | \
+		test_parent_domain)
+			shared+=+$m ;;
+		*)
+			pyverbs_args+=("$m") ;;
+		esac
+	done
+	pyverbs_args+=("skip_only:${shared#+}")
 fi
-# shellcheck disable=SC2086 # the list of modules
-scripts/guest/pyverbs-tests.sh $modules |
-while read -r tag module rc summary; do
+mkdir -p "$OUT/pyverbs"
+scripts/guest/pyverbs-tests.sh "${pyverbs_args[@]}" > "$OUT/pyverbs/summary"
+pyverbs_passed=0
+while read -r tag module rc secs ran passed skipped failed errors summary; do
 	[ "$tag" = PYVERBS ] || continue
-	if [ "$rc" = 0 ] && [ "${summary#OK}" != "$summary" ]; then
-		pass "pyverbs: $module $summary"
+	log=$OUT/pyverbs/$module.log
+	what="pyverbs: $module, $passed passed, $skipped skipped of $ran (${secs}s)"
+	pyverbs_passed=$((pyverbs_passed + passed))
+	if [ "$failed" != 0 ] || [ "$errors" != 0 ]; then
+		tail -n 40 "$log"
+		fail "$what: $failed failed, $errors errors"
+	elif [ "$rc" = 0 ] && [ "${summary#OK}" != "$summary" ]; then
+		pass "$what"
+	elif pyverbs_own_crash "$module" "$rc" "$log"; then
+		pass "$what (then pyverbs' own crash at exit, rc $rc)"
 	else
-		tail -n 30 "$OUT/pyverbs/$module.log"
-		fail "pyverbs: $module (rc $rc) $summary"
+		tail -n 40 "$log"
+		fail "$what: rc $rc, $summary"
 	fi
-done
+done < "$OUT/pyverbs/summary"
+check "pyverbs: $pyverbs_passed tests passed, at least $pyverbs_floor" \
+	[ "$pyverbs_passed" -ge "$pyverbs_floor" ]
 
 # Skipped is not good enough: softrvt has memory windows.
 mwlog=$OUT/pyverbs/test_mr.log
 check "pyverbs: test_mr's MWTest runs, none skipped" \
 	sh -c "! grep -q 'MWTest.*skipped' $mwlog && [ \$(grep -c 'MWTest.* ok\$' $mwlog) -ge 6 ]"
+# Nor for re-registration: the five rereg tests of MRTest must pass.
+rereg_ok=$(awk '/^test_/ { name = $1 } / \.\.\. ok$/ && name ~ /^test_mr_rereg/ { n++ }
+	END { print n + 0 }' "$mwlog")
+check "pyverbs: test_mr's five ibv_rereg_mr tests pass ($rereg_ok)" [ "$rereg_ok" = 5 ]
 
 # Nor for the extended API: only what softrvt does not offer may skip, XRC,
 # ATOMIC_WRITE and FLUSH; the rest must run (4 and 17 tests in 56.1).
-for m in $ex_counts; do
+for m in test_cqex:4 test_qpex:17; do
 	log=$OUT/pyverbs/${m%:*}.log
 	check "pyverbs: ${m%:*} runs ${m#*:} tests, skips only XRC, ATOMIC_WRITE and FLUSH" \
 		sh -c "[ \$(grep -ac ' ok\$' $log) -ge ${m#*:} ] && ! grep -a ' skipped ' $log | grep -qvE 'xrc|atomic_write|flush'"

@@ -390,17 +390,58 @@ int rvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_req_notify_cq);
 
+/*
+ * Let the engine of each QP whose send queue completes into @cq run the
+ * WRs posted to it so far.  A consumer posts and then resizes without
+ * waiting, and the engine runs later: without this, a shrinking resize
+ * would count the completions that happened to be made already, succeed,
+ * and have the rest overrun the CQ.  RC WRs waiting for a peer's ACK are
+ * still not counted.
+ */
+static void rvt_cq_settle(struct rvt_cq *cq)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(cq->ibcq.device);
+	unsigned long index = 0;
+	struct rvt_qp *qp;
+	bool held;
+
+	for (;;) {
+		rcu_read_lock();
+		qp = xa_find(&rdi->qp_xa, &index, ULONG_MAX, XA_PRESENT);
+		held = qp && refcount_inc_not_zero(&qp->refcount);
+		rcu_read_unlock();
+		if (!qp)
+			break;
+		if (held) {
+			if (qp->ibqp.send_cq == &cq->ibcq)
+				flush_work(&qp->send_work);
+			rvt_put_qp(qp);
+		}
+		if (index == ULONG_MAX)
+			break;
+		index++;
+	}
+}
+
 /**
  * rvt_resize_cq - change a CQ's capacity (ib_device_ops.resize_cq)
  * @ibcq: the CQ
  * @cqe: the new capacity
  * @udata: for a user CQ, receives the new ring's struct softrvt_cq_resp
  *
+ * A CQ shrinks only if it can hold the completions it has plus those of
+ * the send WRs its QPs' engines can run now (rvt_cq_settle()).  Process
+ * context.
+ *
  * Return: 0 or a negative errno; the CQ is unchanged on error.
  */
 int rvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
+	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+
 	if (cqe < 1 || cqe > RVT_MAX_CQE)
 		return -EINVAL;
-	return rvt_cq_resize(ibcq_to_rvtcq(ibcq), cqe, udata);
+	if (cqe < ibcq->cqe)
+		rvt_cq_settle(cq);
+	return rvt_cq_resize(cq, cqe, udata);
 }

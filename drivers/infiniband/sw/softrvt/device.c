@@ -171,6 +171,24 @@ static int rvt_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 }
 
 /**
+ * rvt_query_ucontext - describe a user context to a process importing it
+ * (ib_device_ops.query_ucontext)
+ * @uctx: the context
+ * @attrs: the bundle of UVERBS_METHOD_QUERY_CONTEXT
+ *
+ * A process that received another's command fd opens the same context
+ * with ibv_import_device(), which asks ib_core to describe it.  Its
+ * vendor part is empty: softrvt keeps nothing per context.
+ *
+ * Return: 0.
+ */
+static int rvt_query_ucontext(struct ib_ucontext *uctx,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return 0;
+}
+
+/**
  * rvt_dealloc_ucontext - close a user context
  * (ib_device_ops.dealloc_ucontext)
  * @uctx: the context; ib_core has already destroyed its objects
@@ -374,8 +392,10 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.query_port = rvt_query_port,
 	.query_qp = rvt_query_qp,
 	.query_srq = rvt_query_srq,
+	.query_ucontext = rvt_query_ucontext,
 	.reg_user_mr = rvt_reg_user_mr,
 	.req_notify_cq = rvt_req_notify_cq,
+	.rereg_user_mr = rvt_rereg_user_mr,
 	.resize_cq = rvt_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rvt_ah, ibah),

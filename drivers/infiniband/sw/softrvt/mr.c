@@ -156,7 +156,8 @@ err_count:
 
 static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 {
-	rvt_key_free(rdi, mr->key);
+	if (!mr->key_moved)
+		rvt_key_free(rdi, mr->key);
 	rvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
@@ -419,6 +420,81 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	}
 	rvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
+}
+
+/**
+ * rvt_rereg_user_mr - change a user MR (ib_device_ops.rereg_user_mr)
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and/or IB_MR_REREG_ACCESS
+ * @start: with IB_MR_REREG_TRANS, the new region's user address
+ * @length: with IB_MR_REREG_TRANS, its length
+ * @iova: with IB_MR_REREG_TRANS, the address of its first byte
+ * @access: with IB_MR_REREG_ACCESS, the new rights, checked by ib_core
+ * @pd: the PD the MR is to be in: its own without IB_MR_REREG_PD
+ * @udata: unused
+ *
+ * A registered MR never changes under the lookups in flight: a new MR is
+ * registered with what the flags change and what they keep of the old
+ * one, and ib_core puts it in the old one's place and deregisters the
+ * old one.  The new MR takes over the old one's keys, which the peers
+ * hold: from then on they name it.  The old MR is marked dying first, so
+ * that no memory window binds to it meanwhile: ib_core could then not
+ * deregister it.  Process context.
+ *
+ * Return: the new MR, or an ERR_PTR(): -EBUSY while windows are bound to
+ * the MR, as rvt_dereg_mr() refuses then too; -EINVAL for an MR without
+ * user pages; the MR is unchanged on error.
+ */
+struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibmr->device);
+	struct rvt_mr *old = ibmr_to_rvtmr(ibmr);
+	struct rvt_mr *new;
+	unsigned long irqflags;
+	struct ib_mr *mr;
+	u32 own_key;
+	bool busy;
+
+	if (!old->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = old->umem->address;
+		length = old->length;
+		iova = old->iova;
+	}
+
+	spin_lock_irqsave(&old->lock, irqflags);
+	busy = old->n_mws;
+	old->dying = !busy;
+	spin_unlock_irqrestore(&old->lock, irqflags);
+	if (busy)
+		return ERR_PTR(-EBUSY);
+
+	mr = rvt_reg_user_mr(pd, start, length, iova, access, udata);
+	if (IS_ERR(mr)) {
+		spin_lock_irqsave(&old->lock, irqflags);
+		old->dying = false;
+		spin_unlock_irqrestore(&old->lock, irqflags);
+		return mr;
+	}
+
+	/*
+	 * The key is set before the MR is published at the old key's
+	 * index; the new MR's own index was never handed out.
+	 */
+	new = ibmr_to_rvtmr(mr);
+	own_key = new->key;
+	new->key = old->key;
+	new->ibmr.lkey = old->ibmr.lkey;
+	new->ibmr.rkey = old->ibmr.rkey;
+	rvt_key_set(rdi, old->key, new);
+	rvt_key_free(rdi, own_key);
+	old->key_moved = true;
+	return mr;
 }
 
 /**

@@ -222,6 +222,7 @@ struct rvt_mr {
 	/* Memory windows bound to it: it is not invalidated or freed. */
 	u32 n_mws;
 	bool dying;			/* being deregistered: nothing binds */
+	bool key_moved;			/* its key names its rereg successor */
 	spinlock_t lock;
 	refcount_t refcount;		/* 1 while registered, +1 per user */
 	struct completion released;	/* refcount reached 0 */
@@ -682,6 +683,9 @@ void rvt_mr_unmap(struct rvt_mr *mr, void *addr);
 struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 iova, int access,
+				struct ib_pd *pd, struct ib_udata *udata);
 int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 			   u32 max_num_sg);
