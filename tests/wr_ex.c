@@ -1078,11 +1078,12 @@ static void case_refused(void)
 	ok(srq != NULL, "ibv_create_srq_ex() of a basic SRQ naming a CQ");
 	if (srq)
 		ok(!ibv_destroy_srq(srq), "ibv_destroy_srq");
+	/* XRC SRQs are xsrq_pingpong's; one needs its domain. */
 	sa_ex.srq_type = IBV_SRQT_XRC;
 	errno = 0;
 	srq = ibv_create_srq_ex(sa.ctx, &sa_ex);
-	ok(!srq && errno == EOPNOTSUPP,
-	   "ibv_create_srq_ex() of an XRC SRQ: EOPNOTSUPP (got %s)",
+	ok(!srq && errno == EINVAL,
+	   "ibv_create_srq_ex() of an XRC SRQ without an XRC domain: EINVAL (got %s)",
 	   strerror(errno));
 	if (srq)
 		ibv_destroy_srq(srq);
