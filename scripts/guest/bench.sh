@@ -204,7 +204,9 @@ for round in 1 2 3; do
 	for variant in notrace traced; do
 		rmmod softrvt 2>/dev/null
 		if [ $variant = notrace ]; then
-			insmod /mnt/out/notrace/softrvt.ko
+			# insmod loads no dependency of its own.
+			modprobe -a udp_tunnel ip6_udp_tunnel &&
+				insmod /mnt/out/notrace/softrvt.ko
 		else
 			modprobe softrvt
 		fi || { echo "tracepoints: $variant module did not load"; break 2; }
