@@ -403,23 +403,11 @@ static void rvt_cq_settle(struct rvt_cq *cq)
 	struct rvt_dev_info *rdi = ib_to_rvt(cq->ibcq.device);
 	unsigned long index = 0;
 	struct rvt_qp *qp;
-	bool held;
 
-	for (;;) {
-		rcu_read_lock();
-		qp = xa_find(&rdi->qp_xa, &index, ULONG_MAX, XA_PRESENT);
-		held = qp && refcount_inc_not_zero(&qp->refcount);
-		rcu_read_unlock();
-		if (!qp)
-			break;
-		if (held) {
-			if (qp->ibqp.send_cq == &cq->ibcq)
-				flush_work(&qp->send_work);
-			rvt_put_qp(qp);
-		}
-		if (index == ULONG_MAX)
-			break;
-		index++;
+	while ((qp = rvt_qp_next(rdi, &index))) {
+		if (qp->ibqp.send_cq == &cq->ibcq)
+			flush_work(&qp->send_work);
+		rvt_put_qp(qp);
 	}
 }
 

@@ -491,6 +491,30 @@ static bool rvt_qp_sq_empty(struct rvt_qp *qp)
 }
 
 /**
+ * rvt_qp_next - the next live QP of a device, in QPN order
+ * @rdi: the device
+ * @index: where to look from, 0 to begin; moved past the QP returned
+ *
+ * A QP being destroyed (no reference left to take) is passed over.
+ * Process context.
+ *
+ * Return: the QP with a reference the caller puts, or NULL at the end.
+ */
+struct rvt_qp *rvt_qp_next(struct rvt_dev_info *rdi, unsigned long *index)
+{
+	struct rvt_qp *qp;
+
+	rcu_read_lock();
+	while ((qp = xa_find(&rdi->qp_xa, index, RVT_QPN_MAX, XA_PRESENT))) {
+		(*index)++;
+		if (refcount_inc_not_zero(&qp->refcount))
+			break;
+	}
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
  * rvt_qp_fail_all - move every QP of a departing device to ERR, flushed
  * @rdi: the device, being unregistered
  *
@@ -507,29 +531,17 @@ void rvt_qp_fail_all(struct rvt_dev_info *rdi)
 {
 	unsigned long index = 0;
 	struct rvt_qp *qp;
-	bool held;
 	u32 runs;
 
 	WRITE_ONCE(rdi->dying, true);
-	for (;;) {
-		rcu_read_lock();
-		qp = xa_find(&rdi->qp_xa, &index, ULONG_MAX, XA_PRESENT);
-		held = qp && refcount_inc_not_zero(&qp->refcount);
-		rcu_read_unlock();
-		if (!qp)
-			break;
-		if (held) {
-			rvt_qp_set_error(qp, 0);
-			/* Each engine run flushes a budget, then requeues. */
-			runs = qp->s_size;
-			do {
-				flush_work(&qp->send_work);
-			} while (!rvt_qp_sq_empty(qp) && runs--);
-			rvt_put_qp(qp);
-		}
-		if (index == ULONG_MAX)
-			break;
-		index++;
+	while ((qp = rvt_qp_next(rdi, &index))) {
+		rvt_qp_set_error(qp, 0);
+		/* Each engine run flushes a budget, then requeues. */
+		runs = qp->s_size;
+		do {
+			flush_work(&qp->send_work);
+		} while (!rvt_qp_sq_empty(qp) && runs--);
+		rvt_put_qp(qp);
 	}
 }
 

@@ -778,6 +778,7 @@ void rvt_qp_set_sq_error(struct rvt_qp *qp);
 void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type);
 void rvt_comm_est(struct rvt_qp *qp);
 void rvt_qp_flush_rq(struct rvt_qp *qp);
+struct rvt_qp *rvt_qp_next(struct rvt_dev_info *rdi, unsigned long *index);
 void rvt_qp_fail_all(struct rvt_dev_info *rdi);
 void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		       enum ib_wc_status status);
