@@ -16,6 +16,14 @@ mkdir -p "$out"
 results=$out/results.all
 : > "$results"
 
+# Where the run spent its time: "NAME SECONDS" lines, printed last.
+times=$out/times
+: > "$times"
+t_start=$SECONDS
+timed_phase() { # name start
+	echo "$1 $((SECONDS - $2))" >> "$times"
+}
+
 record() { # PASS|FAIL name
 	echo "$1 $2" >> "$results"
 	echo "$1 $2"
@@ -76,9 +84,12 @@ stock_job() {
 stock_job > "$out/stock.log" 2>&1 &
 stock=$!
 
+t0=$SECONDS
 kdir=$("$TOP/scripts/build-kernel.sh" debug) || { record FAIL "build test kernel"; kdir=""; }
 "$TOP/scripts/build-rootfs.sh" > /dev/null || record FAIL "build guest root"
 src=$(readlink -f "$kdir/source")
+timed_phase "kernel+root" "$t0"
+t0=$SECONDS
 
 # The watchdog's own test sleeps for minutes in an idle guest: let it
 # run while the host builds and lints.
@@ -176,8 +187,12 @@ pair_run() { # label outdir timeout [vm-pair.sh options] -- command...
 # in-guest suite takes 45 to 60 minutes under TCG depending on what else the
 # host runs.
 full=${SOFTRVT_FULL:-}
+timed_phase "host checks" "$t0"
+t0=$SECONDS
 guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 	env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh
+timed_phase guest "$t0"
+t0=$SECONDS
 # softrvt and rxe on two hosts: one boot of two guests, with
 # ib_core.force_mr=1 (read-only once booted), so that the NVMe target on
 # softrvt moves data through MRs of its own (rdma_rw) there.
@@ -189,7 +204,10 @@ if [ -n "$full" ]; then
 		env SOFTRVT_FULL="$full" scripts/guest/nvme-tests.sh force_mr
 fi
 
+timed_phase "pair guests" "$t0"
+t0=$SECONDS
 wait "$stock"
+timed_phase "stock wait" "$t0"
 echo "== stock guest (Debian 13's kernel, make deb, DKMS)"
 cat "$out/stock.log"
 grep -E '^(PASS|FAIL) ' "$out/stock.log" >> "$results"
@@ -219,6 +237,18 @@ else
 	record FAIL "kunit: KTAP output collected"
 fi
 
+# The guest's sections, longest first, from their start times.
+guest_sections() {
+	[ -f "$out/guest/sections" ] || return 0
+	awk '{ t = $1; $1 = ""; if (NR > 1) print t - t0, name; t0 = t; name = $0 }' \
+		"$out/guest/sections" | sort -rn | head -n 12 |
+		awk '{ n = $1; $1 = ""; printf "%s%s %ds", sep, substr($0, 2), n; sep = "; " }'
+}
+
+timed_phase total "$t_start"
+echo
+echo "guest's longest sections: $(guest_sections)"
+echo "time (s): $(awk '{ n = $NF; $NF = ""; printf "%s%s%d", sep, $0, n; sep = ", " }' "$times")"
 passed=$(grep -c '^PASS ' "$results")
 failed=$(grep -c '^FAIL ' "$results")
 echo

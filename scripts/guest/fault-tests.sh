@@ -12,7 +12,7 @@ set -u
 . scripts/guest/lib.sh
 . scripts/guest/wire-setup.sh
 
-echo "== fault injection"
+section "fault injection"
 if [ ! -e /sys/kernel/debug/failslab ] ||
    [ ! -e /sys/kernel/debug/fail_page_alloc ]; then
 	fail "fault injection: failslab and fail_page_alloc in debugfs"

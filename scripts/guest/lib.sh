@@ -28,6 +28,12 @@ tap_prog() { # prefix log command...
 	tap_results "$prefix" "$log"
 	check "$prefix: exits 0" [ "$rc" = 0 ]
 }
+# A section's title on the console, and its start in $OUT/sections
+# ("EPOCH title"), from which the host tells where a run spent its time.
+section() { # title
+	echo "== $*"
+	printf '%(%s)T %s\n' -1 "$*" >> "$OUT/sections"
+}
 check() { # name command...
 	local name=$1
 	shift

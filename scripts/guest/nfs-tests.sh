@@ -97,7 +97,7 @@ rdma_qps() {
 	return 1
 }
 
-echo "== NFS over RDMA on softrvt"
+section "NFS over RDMA on softrvt"
 veth f0 f1
 ip addr add "$ADDR/24" dev f0
 check "nfs: softrvt device on f0" rdma link add softrvt8 type softrvt netdev f0

@@ -74,7 +74,7 @@ link_delete() {
 	rdma link delete softrvt7 && wait_for 600 no_ctrl
 }
 
-echo "== NVMe over Fabrics (RDMA) on softrvt${variant:+ ($variant)}"
+section "NVMe over Fabrics (RDMA) on softrvt${variant:+ ($variant)}"
 veth n0 n1
 ip addr add "$ADDR/24" dev n0
 check "nvme: softrvt device on n0" rdma link add softrvt7 type softrvt netdev n0

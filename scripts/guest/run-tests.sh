@@ -10,10 +10,10 @@ set -u
 : > "$OUT/results"
 only_rxe_provider || fail "setup: libibverbs providers trimmed to rxe's"
 
-echo "== README, as printed"
+section "README, as printed"
 scripts/guest/readme-tests.sh
 
-echo "== KUnit"
+section "KUnit"
 # The kernel log is kept whole for the suite's check: mark where KUnit's
 # output starts instead of clearing it.
 echo "softrvt-tests: KUnit starts" > /dev/kmsg
@@ -26,7 +26,7 @@ dmesg | sed -n '/softrvt-tests: KUnit starts/,$p' | tail -n +2 > "$OUT/kunit.log
 rmmod softrvt_kunit
 rmmod softrvt
 
-echo "== rdma link"
+section "rdma link"
 veth v0 v1
 check "link: softrvt not loaded before link add" sh -c '! lsmod | grep -q "^softrvt "'
 check "link: rdma link add autoloads softrvt" \
@@ -45,7 +45,7 @@ check "link: second device on the same netdev refused with EEXIST" \
 	sh -c 'rdma link add softrvt9 type softrvt netdev v0 2>&1 | grep -q "File exists"'
 check "link: refused device not created" no_ibdev softrvt9
 
-echo "== GIDs"
+section "GIDs"
 ip addr add 198.18.11.1/24 dev v0
 ip addr add 2001:2:0:11::1/64 dev v0 nodad
 gid_has() { grep -qx "$1" /sys/class/infiniband/softrvt0/ports/1/gids/* 2>/dev/null; }
@@ -58,7 +58,7 @@ check "gid: IPv6 address becomes a GID" \
 check "gid: RoCE v2 GID types" \
 	grep -q "RoCE v2" /sys/class/infiniband/softrvt0/ports/1/gid_attrs/types/0
 
-echo "== port state follows the netdev"
+section "port state follows the netdev"
 ip link set v1 down
 check "port: DOWN when the peer loses carrier" wait_for 50 state_is softrvt0 DOWN
 ip link set v1 up
@@ -68,7 +68,7 @@ check "port: DOWN when its netdev is down" wait_for 50 state_is softrvt0 DOWN
 ip link set v0 up
 check "port: ACTIVE when its netdev is up" wait_for 50 state_is softrvt0 ACTIVE
 
-echo "== user rings through uverbs"
+section "user rings through uverbs"
 if [ -x tests/uverbs_rings ]; then
 	tests/uverbs_rings softrvt0 > "$OUT/uverbs_rings.tap" 2>&1
 	rc=$?
@@ -79,10 +79,10 @@ else
 	fail "uverbs_rings: binary built"
 fi
 
-echo "== verbs through libsoftrvt"
+section "verbs through libsoftrvt"
 scripts/guest/verbs-tests.sh
 
-echo "== rdma link delete and netdev removal"
+section "rdma link delete and netdev removal"
 check "link: device on the peer end" \
 	rdma link add softrvt1 type softrvt netdev v1
 check "link: rdma link delete removes it" \
@@ -95,7 +95,7 @@ check "link: deleting the netdevs removes both devices" \
 	wait_for 100 sh -c '[ ! -e /sys/class/infiniband/softrvt0 ] && [ ! -e /sys/class/infiniband/softrvt1 ]'
 check "link: rdma link show is empty" sh -c '[ -z "$(rdma link show)" ]'
 
-echo "== rmmod with devices present"
+section "rmmod with devices present"
 veth a0 a1
 veth b0 b1
 rdma link add softrvt2 type softrvt netdev a0
@@ -121,12 +121,13 @@ rmmod softrvt
 
 # Last: rxe binds UDP 4791 in the initial namespace when it loads, which
 # it cannot while a softrvt device there holds the port.
-echo "== RoCEv2 on the wire"
+section "RoCEv2 on the wire"
 scripts/guest/wire-tests.sh
 rmmod softrvt
 
 # After the wire tests, for the same reason: rxe comes and goes.
-echo "== teardown under traffic"
+section "teardown under traffic"
 scripts/guest/teardown-tests.sh
 rmmod softrvt
+section "end"
 true

@@ -267,7 +267,7 @@ for pair in ${TEARDOWN_PAIRS:-ss sr}; do
 	# programs and both ends even with one round of each.
 	k=0
 	for action in ${TEARDOWN_ACTIONS:-link netdev netns rmmod}; do
-		echo "== teardown $pair $action: $rounds rounds"
+		section "teardown $pair $action: $rounds rounds"
 		t=$SECONDS
 		for ((i = k; i < k + rounds; i++)); do
 			round "$pair" "$action" $i
@@ -278,7 +278,7 @@ for pair in ${TEARDOWN_PAIRS:-ss sr}; do
 	done
 done
 
-echo "== teardown: the devices still work"
+section "teardown: the devices still work"
 if ss_up; then
 	pass "teardown: a fresh pair comes up"
 	WIRE_TCP_ADDR=

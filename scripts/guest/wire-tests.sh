@@ -85,7 +85,7 @@ suite() {
 		udaddy -b "${s[2]}" -- udaddy -s "${s[2]}"
 }
 
-echo "== wire: setup"
+section "wire: setup"
 if ! wire_setup; then
 	fail "wire: namespaces, veths and devices"
 	rdma link show
@@ -94,10 +94,10 @@ fi
 pass "wire: namespaces, veths and devices"
 [ "${1:-}" = quick ] && QUICK=1
 
-echo "== wire: softrvt to softrvt"
+section "wire: softrvt to softrvt"
 suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
 
-echo "== wire: XRC, softrvt to softrvt"
+section "wire: XRC, softrvt to softrvt"
 # The server on softrvt1, both clients on softrvt2, in one XRC domain
 # there: see xsrq_trio.  rxe has no XRC.
 wire_log xsrq
@@ -107,15 +107,15 @@ wire_args softrvt2 198.18.12.2 -d %D -g %G -s 4096 -n 50
 xsrq_trio "srvt-srvt ipv4: xsrq_pingpong, a server and 2 clients" "$REPLY" \
 	ns1 ns2 198.18.12.1 "${xsrv[@]}" -- "${WIRE_ARGS[@]}"
 
-echo "== wire: softrvt and rxe"
+section "wire: softrvt and rxe"
 suite "rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
 suite "srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
 
-echo "== wire: IPv6 GIDs"
+section "wire: IPv6 GIDs"
 suite "srvt-srvt ipv6" ns1 softrvt1 2001:2:0:12::1 ns2 softrvt2 2001:2:0:12::2 198.18.12.1
 suite "rxe-srvt ipv6" init rxe0 2001:2:0:13::1 ns3 softrvt3 2001:2:0:13::2 198.18.13.1
 
-echo "== wire: counters"
+section "wire: counters"
 ns_exec ns1 rdma statistic show link softrvt1/1 > "$OUT/wire/stats" 2>&1
 cat "$OUT/wire/stats"
 check "wire: rdma statistic counts packets both ways" \
@@ -123,18 +123,18 @@ check "wire: rdma statistic counts packets both ways" \
 check "wire: no ICRC or header drops on a clean link" \
 	sh -c "grep -q 'drop_bad_icrc 0' $OUT/wire/stats && grep -q 'drop_bad_hdr 0' $OUT/wire/stats"
 
-echo "== wire: transport errors on both sides"
+section "wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
 ig1=$(gid_index softrvt1 198.18.12.1)
 ig2=$(gid_index softrvt2 198.18.12.2)
 tap_prog "wire errors" "$OUT/wire/errors.tap" \
 	timeout 300 tests/wire_errors softrvt1 "$ig1" softrvt2 "$ig2"
 
-echo "== wire: memory windows"
+section "wire: memory windows"
 tap_prog "wire mw" "$OUT/wire/mw.tap" \
 	timeout 300 tests/wire_mw softrvt1 "$ig1" softrvt2 "$ig2"
 
-echo "== wire: malformed packets are counted and dropped"
+section "wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
 	"$ig1" ns1 w0 w1 > "$OUT/wire/malformed.tap" 2>&1
 mrc=$?
@@ -145,7 +145,7 @@ wire_pair "malformed: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
-echo "== wire: a flood over many QPs meets the device's cap"
+section "wire: a flood over many QPs meets the device's cap"
 for side in "ns1 w0" "ns2 w1"; do
 	set -- $side
 	ns_exec "$1" ip link set "$2" mtu 9000
@@ -161,7 +161,7 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
 
-echo "== wire: packet fuzzer"
+section "wire: packet fuzzer"
 # 10^6 packets at softrvt1's QPs of every type and state while RC traffic
 # runs between softrvt1 and softrvt2; SOFTRVT_FULL=1: 10^7.  Every packet
 # must be accounted for (see tests/fuzz_wire.c).
@@ -196,7 +196,7 @@ wire_pair "fuzz: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
-echo "== wire: SRQ soak"
+section "wire: SRQ soak"
 # 16 RC QPs on one SRQ of softrvt1, fed by softrvt2: 5 * 10^4 messages,
 # 10^6 with SOFTRVT_FULL=1; every completion accounted for, every byte
 # checked.
@@ -209,7 +209,7 @@ cat "$OUT/wire/srq-soak.tap"
 tap_results "SRQ soak" "$OUT/wire/srq-soak.tap"
 check "SRQ soak: exits 0" [ "$src" = 0 ]
 
-echo "== wire: a hostile process scribbles on the pages it shares"
+section "wire: a hostile process scribbles on the pages it shares"
 # The victim on softrvt1, its peer on the same device, then across the
 # wire on softrvt2.
 # Meanwhile `rdma -dd resource show` reads the rings' indices through the
@@ -256,7 +256,7 @@ wire_pair "hostile: the device still works afterwards" "$iters" \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 trace_on_check
 
-echo "== wire: 5% loss and 10% reordering"
+section "wire: 5% loss and 10% reordering"
 stat() { # NS DEV COUNTER
 	ns_exec "$1" rdma statistic show link "$2/1" |
 		tr ' ' '\n' | grep -A1 -x "$3" | tail -n 1
@@ -285,10 +285,10 @@ for side in "ns1 w0" "ns2 w1"; do
 	ns_exec "$1" tc qdisc del dev "$2" root
 	ns_exec "$1" ip link set "$2" mtu 1500
 done
-echo "== wire: tracepoints and rdma resource details (issue 15)"
+section "wire: tracepoints and rdma resource details (issue 15)"
 trace_check
 
-echo "== wire: rxe and softrvt at 64 KiB"
+section "wire: rxe and softrvt at 64 KiB"
 # Issue 10, defect 13: rxe sending 64 KiB messages into a softrvt SRQ
 # stalled.  Both ways, as ibv_srq_pingpong: 16 RC QPs on one SRQ per side;
 # then one RC QP each way through loss and reordering, every byte checked.
@@ -355,6 +355,6 @@ done
 # softrvt3 sent and received all the above with every tracepoint off.
 trace_off_check
 
-echo "== wire: teardown"
+section "wire: teardown"
 wire_teardown
 check "wire: every device removed with its namespace" wire_devices_gone
