@@ -98,6 +98,20 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 	.destroy_ah = softrvt_destroy_ah,
 };
 
+/* A new or imported context: its ops once the kernel took it, else undone. */
+static struct verbs_context *softrvt_context_done(struct softrvt_context *ctx,
+						  int ret)
+{
+	if (ret) {
+		verbs_uninit_context(&ctx->ibv_ctx);
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	verbs_set_ops(&ctx->ibv_ctx, &softrvt_ctx_ops);
+	return &ctx->ibv_ctx;
+}
+
 static struct verbs_context *softrvt_alloc_context(struct ibv_device *ibdev,
 						   int cmd_fd,
 						   void *private_data)
@@ -114,15 +128,7 @@ static struct verbs_context *softrvt_alloc_context(struct ibv_device *ibdev,
 
 	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
 				  sizeof(resp));
-	if (ret) {
-		verbs_uninit_context(&ctx->ibv_ctx);
-		free(ctx);
-		errno = ret;
-		return NULL;
-	}
-
-	verbs_set_ops(&ctx->ibv_ctx, &softrvt_ctx_ops);
-	return &ctx->ibv_ctx;
+	return softrvt_context_done(ctx, ret);
 }
 
 /*
@@ -142,15 +148,7 @@ static struct verbs_context *softrvt_import_context(struct ibv_device *ibdev,
 		return NULL;
 
 	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
-	if (ret) {
-		verbs_uninit_context(&ctx->ibv_ctx);
-		free(ctx);
-		errno = ret;
-		return NULL;
-	}
-
-	verbs_set_ops(&ctx->ibv_ctx, &softrvt_ctx_ops);
-	return &ctx->ibv_ctx;
+	return softrvt_context_done(ctx, ret);
 }
 
 static void softrvt_free_context(struct ibv_context *ibctx)

@@ -207,30 +207,14 @@ def reth(length, region=None, off=0):
     return struct.pack("!QII", region.buf + off, region.rkey, length)
 
 
-def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
-            tx=None):
-    """Send PKTS to a new responder.  Each counter in MOVED must move by
-    one (or, MOVED a dict, by its count) and no other counter but the
-    traffic ones may move; the QP must be in
-    STATE and its receive complete with WC_STATUS (None: not at all),
-    holding DATA if given, and TX packets must have been sent if given.
-    A packet given as (P, ADDR) comes from ADDR; a number N instead of a
-    packet waits until the device sent N packets since the case began."""
-    global tests, failed
-    qp, cq = rc_responder(dgid)
-    moved = moved if isinstance(moved, dict) else {c: 1 for c in moved}
-    before = counters()
-    for p in pkts:
-        if isinstance(p, int):
-            for _ in range(100):
-                if counters().get("tx_packets", 0) - \
-                        before.get("tx_packets", 0) >= p:
-                    break
-                time.sleep(0.1)
-            continue
-        p, saddr = p if isinstance(p, tuple) else (p, None)
-        sock.sendto(packet(p(qp.qp_num), saddr=saddr), (dst, 0))
-    wc = first_wc(cq)
+def responder_problems(before, moved, qp, state, wc, wc_status, data,
+                       tx=None):
+    """What is wrong once a responder QP took a case's packets: the
+    counters (BEFORE the packets) other than the traffic ones must have
+    moved as MOVED says, a counter to its count; TX packets sent if
+    given; QP in STATE; WC, its first receive completion, with
+    WC_STATUS for wr_id 7 on QP (None: no completion) holding DATA if
+    given."""
     after = counters()
     for _ in range(50):
         if all(after.get(c, 0) - before.get(c, 0) >= n
@@ -254,19 +238,42 @@ def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
             problems.append("unexpected completion, status %d" % wc.status)
     elif wc is None:
         problems.append("no receive completion")
-    elif wc.status != wc_status or wc.wr_id != 7:
-        problems.append("completion status %d wr_id %d, not %d" %
-                        (wc.status, wc.wr_id, wc_status))
+    elif wc.status != wc_status or wc.wr_id != 7 or wc.qp_num != qp.qp_num:
+        problems.append("completion status %d wr_id %d qp %d, not %d 7 %d" %
+                        (wc.status, wc.wr_id, wc.qp_num, wc_status,
+                         qp.qp_num))
     elif data is not None and (wc.byte_len != len(data) or
                                mr.read(len(data), 0) != data):
         problems.append("received %d bytes, not the %d sent" %
                         (wc.byte_len, len(data)))
-    tests += 1
-    if problems:
-        failed += 1
-    print("%s %d - RC responder: %s%s" % (
-        "not ok" if problems else "ok", tests, name,
-        ": " + "; ".join(problems) if problems else ""))
+    return problems
+
+
+def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
+            tx=None):
+    """Send PKTS to a new responder.  Each counter in MOVED must move by
+    one (or, MOVED a dict, by its count) and no other counter but the
+    traffic ones may move; the QP must be in
+    STATE and its receive complete with WC_STATUS (None: not at all),
+    holding DATA if given, and TX packets must have been sent if given.
+    A packet given as (P, ADDR) comes from ADDR; a number N instead of a
+    packet waits until the device sent N packets since the case began."""
+    qp, cq = rc_responder(dgid)
+    moved = moved if isinstance(moved, dict) else {c: 1 for c in moved}
+    before = counters()
+    for p in pkts:
+        if isinstance(p, int):
+            for _ in range(100):
+                if counters().get("tx_packets", 0) - \
+                        before.get("tx_packets", 0) >= p:
+                    break
+                time.sleep(0.1)
+            continue
+        p, saddr = p if isinstance(p, tuple) else (p, None)
+        sock.sendto(packet(p(qp.qp_num), saddr=saddr), (dst, 0))
+    problems = responder_problems(before, moved, qp, state, first_wc(cq),
+                                  wc_status, data, tx)
+    report("RC responder: " + name, problems)
 
 
 def req(opcode, psn, payload=b"", ext=b"", pkey=0xffff):
@@ -568,7 +575,6 @@ def xrc_case(name, pkts, moved, state, srq_wc, data=None):
     import os
     from pyverbs.qp import QPInitAttrEx
     from pyverbs.xrcd import XRCD, XRCDInitAttr
-    problems = []
     init = XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
                         e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, -1)
     xrcd, other = XRCD(ctx, init), XRCD(ctx, init)
@@ -591,32 +597,11 @@ def xrc_case(name, pkts, moved, state, srq_wc, data=None):
     for p in pkts:
         sock.sendto(packet(p(qp.qp_num, srq.get_srq_num(),
                              other_srq.get_srq_num())), (dst, 0))
-    wc = first_wc(cq, 30 if srq_wc is not None else 10)
-    after = counters()
-    for _ in range(50):
-        if all(after.get(c, 0) > before.get(c, 0) for c in moved):
-            break
-        time.sleep(0.1)
-        after = counters()
-    delta = {k: after[k] - before.get(k, 0) for k in after
-             if after[k] != before.get(k, 0) and
-             k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
-    if delta != {c: 1 for c in moved}:
-        problems.append("counters moved: %s" % delta)
-    if qp_state(qp) != state:
-        problems.append("QP state %d, not %d" % (qp_state(qp), state))
-    if srq_wc is None:
-        if wc is not None:
-            problems.append("unexpected completion, status %d" % wc.status)
-    elif wc is None:
-        problems.append("no receive completion")
-    elif wc.status != srq_wc or wc.wr_id != 7 or wc.qp_num != qp.qp_num:
-        problems.append("completion status %d wr_id %d qp %d" %
-                        (wc.status, wc.wr_id, wc.qp_num))
-    elif data is not None and (wc.byte_len != len(data) or
-                               mr.read(len(data), 0) != data):
-        problems.append("received %d bytes, not the %d sent" %
-                        (wc.byte_len, len(data)))
+    problems = responder_problems(before, {c: 1 for c in moved}, qp,
+                                  state,
+                                  first_wc(cq, 30 if srq_wc is not None
+                                           else 10),
+                                  srq_wc, data)
     if first_wc(other_cq, 1) is not None:
         problems.append("the other domain's SRQ completed a receive")
     report("XRC TGT QP: " + name, problems)
