@@ -207,14 +207,25 @@ def reth(length, region=None, off=0):
     return struct.pack("!QII", region.buf + off, region.rkey, length)
 
 
-def responder_problems(before, moved, qp, state, wc, wc_status, data,
+def report(name, problems):
+    global tests, failed
+    tests += 1
+    if problems:
+        failed += 1
+    print("%s %d - %s%s" % ("not ok" if problems else "ok", tests, name,
+                             ": " + "; ".join(problems) if problems else ""))
+
+
+def responder_problems(before, moved, qp, state, cq, wc_status, data,
                        tx=None):
     """What is wrong once a responder QP took a case's packets: the
     counters (BEFORE the packets) other than the traffic ones must have
     moved as MOVED says, a counter to its count; TX packets sent if
-    given; QP in STATE; WC, its first receive completion, with
-    WC_STATUS for wr_id 7 on QP (None: no completion) holding DATA if
-    given."""
+    given; QP in STATE; the first receive completion of CQ with
+    WC_STATUS for wr_id 7 on QP (None: no completion, looked for 2 s
+    after the counters moved, by when the engine that counted would
+    have completed) holding DATA if given."""
+    wc = first_wc(cq) if wc_status is not None else None
     after = counters()
     for _ in range(50):
         if all(after.get(c, 0) - before.get(c, 0) >= n
@@ -225,6 +236,8 @@ def responder_problems(before, moved, qp, state, wc, wc_status, data,
     delta = {k: after[k] - before.get(k, 0) for k in after
              if after[k] != before.get(k, 0) and
              k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
+    if wc_status is None:
+        wc = first_wc(cq, 20)
     problems = []
     if delta != moved:
         problems.append("counters moved: %s" % delta)
@@ -271,8 +284,8 @@ def rc_case(name, pkts, moved, state, wc_status, data=None, dgid=None,
             continue
         p, saddr = p if isinstance(p, tuple) else (p, None)
         sock.sendto(packet(p(qp.qp_num), saddr=saddr), (dst, 0))
-    problems = responder_problems(before, moved, qp, state, first_wc(cq),
-                                  wc_status, data, tx)
+    problems = responder_problems(before, moved, qp, state, cq, wc_status,
+                                  data, tx)
     report("RC responder: " + name, problems)
 
 
@@ -445,15 +458,6 @@ def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024, timeout=18):
     return qp, cq
 
 
-def report(name, problems):
-    global tests, failed
-    tests += 1
-    if problems:
-        failed += 1
-    print("%s %d - %s%s" % ("not ok" if problems else "ok", tests, name,
-                             ": " + "; ".join(problems) if problems else ""))
-
-
 def set_mtu(mtu):
     subprocess.run(["ip", "-n", dev_ns, "link", "set", dev_netdev, "mtu",
                     str(mtu)], check=True)
@@ -598,10 +602,7 @@ def xrc_case(name, pkts, moved, state, srq_wc, data=None):
         sock.sendto(packet(p(qp.qp_num, srq.get_srq_num(),
                              other_srq.get_srq_num())), (dst, 0))
     problems = responder_problems(before, {c: 1 for c in moved}, qp,
-                                  state,
-                                  first_wc(cq, 30 if srq_wc is not None
-                                           else 10),
-                                  srq_wc, data)
+                                  state, cq, srq_wc, data)
     if first_wc(other_cq, 1) is not None:
         problems.append("the other domain's SRQ completed a receive")
     report("XRC TGT QP: " + name, problems)
