@@ -225,7 +225,6 @@ def responder_problems(before, moved, qp, state, cq, wc_status, data,
     WC_STATUS for wr_id 7 on QP (None: no completion, looked for 2 s
     after the counters moved, by when the engine that counted would
     have completed) holding DATA if given."""
-    wc = first_wc(cq) if wc_status is not None else None
     after = counters()
     for _ in range(50):
         if all(after.get(c, 0) - before.get(c, 0) >= n
@@ -236,8 +235,7 @@ def responder_problems(before, moved, qp, state, cq, wc_status, data,
     delta = {k: after[k] - before.get(k, 0) for k in after
              if after[k] != before.get(k, 0) and
              k not in ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes")}
-    if wc_status is None:
-        wc = first_wc(cq, 20)
+    wc = first_wc(cq, 20 if wc_status is None else 50)
     problems = []
     if delta != moved:
         problems.append("counters moved: %s" % delta)

@@ -97,11 +97,9 @@ pass "wire: namespaces, veths and devices"
 section "wire: softrvt to softrvt"
 # make check: the pingpongs; perftest and rping between two softrvt
 # hosts are pair-tests.sh's, and every program here is check-full's.
-if [ "${SOFTRVT_FULL:-}" ]; then
-	suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
-else
-	QUICK=1 suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
-fi
+quick=1
+[ "${SOFTRVT_FULL:-}" ] && quick=${QUICK:-}
+QUICK=$quick suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
 
 section "wire: XRC, softrvt to softrvt"
 # The server on softrvt1, both clients on softrvt2, in one XRC domain
