@@ -132,13 +132,14 @@ pyverbs_own_crash() {
 	esac
 }
 # Under TCG a process costs 25-30 s before its first test: the 47
-# modules each alone took 46 minutes.  make check runs the modules with a test
-# softrvt can run six to a process, the two that leave pyverbs' own crash
-# behind (a collection of their half-built objects while another module
-# runs kills that one) alone, and the other modules that need what
-# softrvt does not offer in one process.  The vendors' (mlx5, EFA), which
-# skip on any device of another vendor and so tell nothing of softrvt,
-# and every module alone are check-full's.
+# modules each alone took 46 minutes.  make check runs the modules with a
+# test softrvt can run, six to a process.  check-full runs every module
+# alone, among them those whose every test skips on softrvt: the vendors'
+# (mlx5, EFA), which skip on any other vendor's device; test_cuda_dmabuf,
+# test_odp, test_rss_traffic and test_tag_matching, which need what
+# softrvt does not offer; and test_flow and test_parent_domain, which
+# also leave pyverbs' own crash behind (a collection of their half-built
+# objects while another module runs kills that one, so never grouped).
 pyverbs_log() { # module: the log of the process that ran it
 	local arg
 	for arg in "${pyverbs_args[@]}"; do
@@ -152,18 +153,15 @@ if [ "${SOFTRVT_FULL:-}" ]; then
 	pyverbs_args=(all)
 else
 	pyverbs_args=()
-	shared=
 	group=
 	n=0
 	for f in /usr/share/doc/rdma-core/tests/test_*.py*; do
 		m=${f##*/}
 		m=${m%%.py*}
 		case $m in
-		test_mlx5_* | test_efa*) ;;
-		test_flow | test_parent_domain)
-			pyverbs_args+=("$m") ;;
-		test_cuda_dmabuf | test_rss_traffic | test_tag_matching | test_odp)
-			shared+=+$m ;;
+		test_mlx5_* | test_efa* | test_flow | test_parent_domain | \
+			test_cuda_dmabuf | test_odp | test_rss_traffic | \
+			test_tag_matching) ;;
 		*)
 			group+=+$m
 			n=$((n + 1))
@@ -175,7 +173,6 @@ else
 		esac
 	done
 	[ -n "$group" ] && pyverbs_args+=("${group#+}")
-	pyverbs_args+=("skip_only:${shared#+}")
 fi
 mkdir -p "$OUT/pyverbs"
 scripts/guest/pyverbs-tests.sh "${pyverbs_args[@]}" > "$OUT/pyverbs/summary"
