@@ -25,7 +25,7 @@ install_boot() {
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro softrvt /mnt/softrvt
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose softrvt /mnt/softrvt
 exec /mnt/softrvt/scripts/guest/init.sh
 BOOT
 	chmod 755 "$root/sbin/softrvt-boot.new"

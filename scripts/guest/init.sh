@@ -45,7 +45,7 @@ fi
 # so that modprobe and `rdma link add` autoloading find them.
 install_modules() {
 	local rel m
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro modroot /mnt/modroot
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,ro,cache=loose modroot /mnt/modroot
 	rel=$(uname -r)
 	mount -t tmpfs tmpfs /lib/modules
 	cp -a "/mnt/modroot/lib/modules/$rel" /lib/modules/
