@@ -127,6 +127,50 @@ check "wire: rdma statistic counts packets both ways" \
 check "wire: no ICRC or header drops on a clean link" \
 	sh -c "grep -q 'drop_bad_icrc 0' $OUT/wire/stats && grep -q 'drop_bad_hdr 0' $OUT/wire/stats"
 
+section "wire: per-QP counters (rdma statistic qp)"
+# In auto mode ib_core binds each user QP of softrvt1 to a counter of its
+# type.  A bound QP counts there instead of in the device's own counters,
+# and ib_core's link totals add every counter, live or gone with its QP:
+# softrvt1's packets sent must still equal softrvt2's received on the
+# clean veth, none counted twice, none lost with the counter.
+link_stat() { # NS DEV COUNTER: the link total, as rdma statistic shows it
+	ns_exec "$1" rdma statistic show link "$2/1" |
+		grep -o " $3 [0-9]*" | cut -d' ' -f3
+}
+qpc=$OUT/wire/qp-counters
+tx0=$(link_stat ns1 softrvt1 tx_packets)
+rx0=$(link_stat ns2 softrvt2 rx_packets)
+check "qp counters: rdma statistic qp set link softrvt1/1 auto type on" \
+	ns_exec ns1 rdma statistic qp set link softrvt1/1 auto type on
+wire_pair "qp counters: rc_pingpong -n 400 with softrvt1's QP bound" "$iters" \
+	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
+	ibv_rc_pingpong -d %D -g %G -s 1024 -n 400 -c &
+pp=$!
+seen=0
+for _ in $(seq 300); do
+	ns_exec ns1 rdma statistic qp show link softrvt1/1 > "$qpc" 2>&1
+	if tr '\n' ' ' < "$qpc" |
+		grep -Eq 'cntn [0-9]+ .*qp-type RC .*tx_packets [1-9]'; then
+		seen=1
+		break
+	fi
+	sleep 0.2
+done
+wait "$pp"
+cat "$qpc"
+check "qp counters: a counter shows the live RC QP's packets" [ "$seen" = 1 ]
+ns_exec ns1 rdma statistic qp show link softrvt1/1 > "$qpc.after" 2>&1
+check "qp counters: the counter goes with its QP" \
+	sh -c "! grep -q cntn $qpc.after"
+tx1=$(link_stat ns1 softrvt1 tx_packets)
+rx1=$(link_stat ns2 softrvt2 rx_packets)
+whole=0
+[ $((tx1 - tx0)) -ge 400 ] && [ $((tx1 - tx0)) = $((rx1 - rx0)) ] && whole=1
+check "qp counters: softrvt1 sent 400 and more, as many as softrvt2 received ($tx0 $tx1, $rx0 $rx1)" \
+	[ "$whole" = 1 ]
+check "qp counters: auto mode off" \
+	ns_exec ns1 rdma statistic qp set link softrvt1/1 auto off
+
 section "wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
 ig1=$(gid_index softrvt1 198.18.12.1)

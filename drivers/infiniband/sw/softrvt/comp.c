@@ -238,7 +238,6 @@ static void rvt_comp_fail(struct rvt_qp *qp, u32 psn, enum ib_wc_status status)
 static void rvt_comp_aeth(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 			  u32 aeth)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u8 syndrome = aeth >> 24;
 	u8 value = syndrome & RVT_AETH_VALUE_MASK;
 	u32 psn = pkt->psn;
@@ -250,7 +249,7 @@ static void rvt_comp_aeth(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 		rvt_comp_ack(qp, psn, true);
 		break;
 	case RVT_AETH_RNR_NAK:
-		rvt_count(rdi, RVT_CNT_RNR_NAKS_RCVD, 1);
+		rvt_qp_count(qp, RVT_CNT_RNR_NAKS_RCVD, 1);
 		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK), true);
 		rvt_comp_advance(qp);
 		if (!rvt_comp_sent(qp, qp->s_tail))
@@ -274,15 +273,15 @@ static void rvt_comp_aeth(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 		rvt_comp_ack(qp, rvt_psn_add(psn, RVT_PSN_MASK), true);
 		rvt_comp_advance(qp);
 		if (value == RVT_NAK_PSN_SEQ) {
-			rvt_count(rdi, RVT_CNT_SEQ_NAKS_RCVD, 1);
+			rvt_qp_count(qp, RVT_CNT_SEQ_NAKS_RCVD, 1);
 			rvt_comp_rewind(qp, RVT_RESEND_SEQ_NAK);
 			break;
 		}
-		rvt_count(rdi, RVT_CNT_ERR_NAKS_RCVD, 1);
+		rvt_qp_count(qp, RVT_CNT_ERR_NAKS_RCVD, 1);
 		rvt_comp_fail(qp, psn, rvt_nak_status(value));
 		break;
 	default:
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_HDR, pkt);
 		break;
 	}
 }
@@ -373,7 +372,6 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 			       const u8 *payload,
 			       const struct rvt_atmack *atmack)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u32 psn = pkt->psn;
 	enum ib_wc_status status;
 	struct rvt_swqe *wqe;
@@ -381,7 +379,7 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 
 	wqe = rvt_comp_rd_wqe(qp, psn);
 	if (!wqe || rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
 	/* The responder took every request before this WQE's. */
@@ -397,14 +395,14 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 		if (!gap && wqe == rvt_get_swqe_ptr(qp, qp->s_tail))
 			rvt_comp_done(qp, status);
 		else
-			rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
+			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_HDR, pkt);
 		return;
 	}
 	if (!gap) {
 		rvt_comp_progress(qp, psn);
 		return;
 	}
-	rvt_count(rdi, RVT_CNT_REORDERED_ANSWERS, 1);
+	rvt_qp_count(qp, RVT_CNT_REORDERED_ANSWERS, 1);
 	qp->s_rd_seen = rvt_psn_map_set(qp->s_rd_seen, qp->s_acked_psn, psn);
 	if (gap >= RVT_REORDER_SLACK)
 		rvt_comp_rewind(qp, RVT_RESEND_GAP);
@@ -417,7 +415,6 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
  */
 void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct rvt_pkt *pkt = rvt_pkt_of(skb);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	const u8 *hdr = skb->data + sizeof(struct rvt_bth);
@@ -425,12 +422,12 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	u32 aeth = 0;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_STATE, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}
 	if (rvt_psn_cmp(pkt->psn, qp->s_acked_psn) <= 0 ||
 	    rvt_psn_cmp(pkt->psn, qp->s_psn) >= 0) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
 	if (pkt->mask & RVT_HDR_AETH) {

@@ -230,92 +230,13 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&rdi->qp_xa));
 	WARN_ON(!xa_empty(&rdi->mr_xa));
 	WARN_ON(!xa_empty(&rdi->srq_xa));
+	WARN_ON(!xa_empty(&rdi->counter_xa));
 	/* Every QP is gone, and with it every queued packet. */
 	WARN_ON(atomic_long_read(&rdi->rx_queued));
 	xa_destroy(&rdi->qp_xa);
 	xa_destroy(&rdi->mr_xa);
 	xa_destroy(&rdi->srq_xa);
-}
-
-static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
-	[RVT_CNT_TX_PACKETS].name = "tx_packets",
-	[RVT_CNT_TX_BYTES].name = "tx_bytes",
-	[RVT_CNT_RX_PACKETS].name = "rx_packets",
-	[RVT_CNT_RX_BYTES].name = "rx_bytes",
-	[RVT_CNT_RETRANSMITS].name = "retransmits",
-	[RVT_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
-	[RVT_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
-	[RVT_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
-	[RVT_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
-	[RVT_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
-	[RVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
-	[RVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
-	[RVT_CNT_DUP_REQUESTS].name = "dup_requests",
-	[RVT_CNT_REORDERED_ANSWERS].name = "reordered_answers",
-	[RVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
-	[RVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
-	[RVT_CNT_DROP_NO_QP].name = "drop_no_qp",
-	[RVT_CNT_DROP_BAD_TRANSPORT].name = "drop_bad_transport",
-	[RVT_CNT_DROP_QUEUE_FULL].name = "drop_queue_full",
-	[RVT_CNT_DROP_BAD_STATE].name = "drop_bad_state",
-	[RVT_CNT_DROP_BAD_QKEY].name = "drop_bad_qkey",
-	[RVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
-	[RVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
-	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
-	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
-	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
-	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
-	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
-};
-
-/**
- * rvt_counter_name - the name `rdma statistic` shows for a counter
- * @c: the counter
- *
- * softrvt_drop traces a drop's reason by this name: one table names the
- * counters for both.
- *
- * Return: the name, or "?" for a value that is no counter.
- */
-const char *rvt_counter_name(enum rvt_counter c)
-{
-	return (unsigned int)c < RVT_CNT_MAX ? rvt_counter_desc[c].name : "?";
-}
-
-/**
- * rvt_alloc_hw_port_stats - describe the port counters
- * (ib_device_ops.alloc_hw_port_stats)
- * @ibdev: the device
- * @port_num: 1
- *
- * Return: the counters' descriptions, or NULL.
- */
-static struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
-						     u32 port_num)
-{
-	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-/**
- * rvt_get_hw_stats - read the counters (ib_device_ops.get_hw_stats)
- * @ibdev: the device
- * @stats: filled in
- * @port_num: 1
- * @index: the first counter wanted; all are read
- *
- * Return: the number of counters filled.
- */
-static int rvt_get_hw_stats(struct ib_device *ibdev,
-			    struct rdma_hw_stats *stats, u32 port_num,
-			    int index)
-{
-	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
-	int i;
-
-	for (i = 0; i < RVT_CNT_MAX; i++)
-		stats->value[i] = atomic64_read(&rdi->counters[i]);
-	return RVT_CNT_MAX;
+	xa_destroy(&rdi->counter_xa);
 }
 
 /*
@@ -352,6 +273,11 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.alloc_xrcd = rvt_alloc_xrcd,
+	.counter_alloc_stats = rvt_counter_alloc_stats,
+	.counter_bind_qp = rvt_counter_bind_qp,
+	.counter_dealloc = rvt_counter_dealloc,
+	.counter_unbind_qp = rvt_counter_unbind_qp,
+	.counter_update_stats = rvt_counter_update_stats,
 	.create_ah = rvt_create_ah,
 	.create_user_ah = rvt_create_ah,
 	.create_cq = rvt_create_cq,
@@ -427,6 +353,7 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->srq_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&rdi->counter_xa, XA_FLAGS_ALLOC1);
 	return rdi;
 }
 

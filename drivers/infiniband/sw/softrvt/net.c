@@ -148,8 +148,8 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	/* From here skb->data is the BTH and skb->len ends before the ICRC. */
 	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
 	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
-	rvt_count(rdi, RVT_CNT_RX_PACKETS, 1);
-	rvt_count(rdi, RVT_CNT_RX_BYTES, pkt->payload_len);
+	rvt_qp_count(qp, RVT_CNT_RX_PACKETS, 1);
+	rvt_qp_count(qp, RVT_CNT_RX_BYTES, pkt->payload_len);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 
 	rvt_rx_queue(rdi, qp, skb);
@@ -195,7 +195,7 @@ bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 	}
 	spin_unlock_irqrestore(&qp->r_pkts.lock, flags);
 	if (!queued) {
-		rvt_drop(rdi, drop, rvt_pkt_of(skb));
+		rvt_qp_drop(qp, drop, rvt_pkt_of(skb));
 		kfree_skb(skb);
 		return false;
 	}
@@ -541,8 +541,7 @@ static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
 
 /**
  * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
- * @rdi: the device
- * @qpn: the QP sending it, for its tracepoint
+ * @qp: the QP sending it, whose counters count it
  * @av: the path: GIDs, traffic class, hop limit
  * @cache: the route cache of a connected QP's @av, or NULL
  * @sport: UDP source port, from the flow
@@ -553,9 +552,10 @@ static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
  * Return: 0, or a negative errno when the packet could not be routed;
  * the packet is counted and freed either way.
  */
-int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
+int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
 {
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 	u32 payload = skb->len;
 	struct dst_entry *dst;
@@ -569,9 +569,9 @@ int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
 	dst = rvt_route(rdi, av, ipv6, cache);
 	local_bh_enable();
 	if (!dst) {
-		rvt_drop(rdi, RVT_CNT_TX_NO_ROUTE,
-			 trace_softrvt_drop_enabled() ?
-			 rvt_tx_pkt(skb->data, payload, &pkt) : NULL);
+		rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE,
+			    trace_softrvt_drop_enabled() ?
+			    rvt_tx_pkt(skb->data, payload, &pkt) : NULL);
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
 	}
@@ -621,10 +621,10 @@ int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
 	icrc = rvt_icrc(l3, ipv6, skb->len);
 	put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
 
-	rvt_count(rdi, RVT_CNT_TX_PACKETS, 1);
-	rvt_count(rdi, RVT_CNT_TX_BYTES, payload);
+	rvt_qp_count(qp, RVT_CNT_TX_PACKETS, 1);
+	rvt_qp_count(qp, RVT_CNT_TX_BYTES, payload);
 	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(udph + 1, payload, &pkt))
-		trace_softrvt_tx(rdi, qpn, &pkt);
+		trace_softrvt_tx(rdi, qp->ibqp.qp_num, &pkt);
 	if (ipv6)
 		ret = ip6_local_out(dev_net(rdi->ndev), NULL, skb);
 	else

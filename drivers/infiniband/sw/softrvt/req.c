@@ -261,10 +261,10 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 
 	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
 	    rvt_is_rc_req(qp->ibqp.qp_type)) {
-		rvt_count(rdi, RVT_CNT_RETRANSMITS, 1);
+		rvt_qp_count(qp, RVT_CNT_RETRANSMITS, 1);
 		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
 	}
-	return rvt_xmit(rdi, qp->ibqp.qp_num, av,
+	return rvt_xmit(qp, av,
 			ud ? NULL : &qp->s_dst_cache,
 			rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
 					   dqpn), skb);
@@ -413,11 +413,10 @@ void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
  */
 void rvt_req_timeout(struct rvt_qp *qp)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 
 	if (!rvt_req_outstanding(qp) || qp->s_rnr_wait)
 		return;
-	rvt_count(rdi, RVT_CNT_ACK_TIMEOUTS, 1);
+	rvt_qp_count(qp, RVT_CNT_ACK_TIMEOUTS, 1);
 	if (!qp->s_retry) {
 		rvt_comp_done(qp, IB_WC_RETRY_EXC_ERR);
 		return;

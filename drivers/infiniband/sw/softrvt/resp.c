@@ -111,7 +111,7 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 	if (len)
 		rvt_copy_from_sge(p, &qp->r_sge, len);
 	memset(p + len, 0, pad);
-	rvt_xmit(rdi, qp->ibqp.qp_num, &qp->s_av, &qp->s_dst_cache,
+	rvt_xmit(qp, &qp->s_av, &qp->s_dst_cache,
 		 rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
 				    qp->attr.dest_qp_num), skb);
 }
@@ -302,7 +302,7 @@ static void rvt_resp_fatal(struct rvt_qp *qp, u32 psn, int nak)
 		  "QP %u: request at PSN %u refused (NAK code %d): QP to ERR\n",
 		  qp->ibqp.qp_num, psn, nak);
 	if (rvt_is_rc_resp(qp->ibqp.qp_type)) {
-		rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_ERR_NAKS_SENT, 1);
+		rvt_qp_count(qp, RVT_CNT_ERR_NAKS_SENT, 1);
 		rvt_resp_ack(qp, RVT_AETH_NAK | nak, psn);
 		qp->r_ack_pending = false;
 	}
@@ -386,7 +386,6 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
 static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 				const struct rvt_reth *reth)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u32 len = get_unaligned_be32(&reth->len);
 	u64 va = get_unaligned_be64(&reth->va);
 	struct rvt_read_res *e = NULL;
@@ -405,13 +404,13 @@ static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 		}
 	}
 	if (!e) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
 	off = (u64)((psn - e->psn) & RVT_PSN_MASK) * e->mtu;
 	if (get_unaligned_be32(&reth->rkey) != e->rkey || va != e->va + off ||
 	    len > e->len - off) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_HDR, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_HDR, pkt);
 		return;
 	}
 	if (back > qp->r_read_pending) {
@@ -588,7 +587,7 @@ static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 	u8 op = pkt->opcode & 0x1f;
 	int i;
 
-	rvt_count(ib_to_rvt(qp->ibqp.device), RVT_CNT_DUP_REQUESTS, 1);
+	rvt_qp_count(qp, RVT_CNT_DUP_REQUESTS, 1);
 	switch (op) {
 	case IB_OPCODE_RDMA_READ_REQUEST:
 		rvt_resp_read_again(qp, pkt,
@@ -705,7 +704,6 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 			struct rvt_pkt *pkt)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
 	int diff = rvt_psn_cmp(pkt->psn, qp->r_psn);
 	u8 op = pkt->opcode & 0x1f;
@@ -713,14 +711,14 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (diff > 0) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_PSN, pkt);
 		if (!qp->r_nak_sent) {
 			/*
 			 * The ACK owed goes first: the NAK implies it, but a
 			 * requester may count retries until it sees an ACK.
 			 */
 			rvt_resp_flush_ack(qp);
-			rvt_count(rdi, RVT_CNT_SEQ_NAKS_SENT, 1);
+			rvt_qp_count(qp, RVT_CNT_SEQ_NAKS_SENT, 1);
 			rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
 				     qp->r_psn);
 			qp->r_nak_sent = true;
@@ -739,7 +737,7 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
 	    (!qp->r_xsrq || pkt->srqn != qp->r_xrc_srqn)) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_XRC_SRQ, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_XRC_SRQ, pkt);
 		rvt_resp_fatal(qp, pkt->psn, RVT_NAK_INV_REQ);
 		return;
 	}
@@ -765,7 +763,7 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	default:
 		ret = rvt_resp_message(qp, skb, pkt);
 		if (ret == -ENOENT) {
-			rvt_count(rdi, RVT_CNT_RNR_NAKS_SENT, 1);
+			rvt_qp_count(qp, RVT_CNT_RNR_NAKS_SENT, 1);
 			rvt_resp_ack(qp, RVT_AETH_RNR_NAK |
 				     (qp->attr.min_rnr_timer &
 				      RVT_AETH_VALUE_MASK), pkt->psn);
@@ -799,13 +797,12 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
 			struct rvt_pkt *pkt)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u8 op = pkt->opcode & 0x1f;
 	int ret;
 
 	if (pkt->psn != qp->r_psn) {
 		/* Packets were lost: so is the message they belonged to. */
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_PSN, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_PSN, pkt);
 		qp->r_in_msg = false;
 	}
 	qp->r_psn = rvt_psn_add(pkt->psn, 1);
@@ -817,8 +814,8 @@ static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
 	ret = rvt_resp_message(qp, skb, pkt);
 	if (ret) {
 		/* The receive WQE, if taken, serves the next message. */
-		rvt_drop(rdi, ret == -ENOENT ? RVT_CNT_DROP_NO_RWQE :
-					       RVT_CNT_DROP_BAD_HDR, pkt);
+		rvt_qp_drop(qp, ret == -ENOENT ? RVT_CNT_DROP_NO_RWQE :
+				RVT_CNT_DROP_BAD_HDR, pkt);
 		qp->r_in_msg = false;
 	}
 }
@@ -826,7 +823,6 @@ static void rvt_resp_uc(struct rvt_qp *qp, struct sk_buff *skb,
 static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
 			struct rvt_pkt *pkt)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	const struct rvt_deth *deth = (const void *)(skb->data +
 						     sizeof(struct rvt_bth));
 	struct ib_wc wc = {
@@ -839,12 +835,12 @@ static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (get_unaligned_be32(&deth->qkey) != qp->attr.qkey) {
-		rvt_drop(rdi, RVT_CNT_DROP_BAD_QKEY, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_QKEY, pkt);
 		return;
 	}
 	ret = rvt_get_rwqe(qp, qp->r_wqe);
 	if (ret) {
-		rvt_drop(rdi, RVT_CNT_DROP_NO_RWQE, pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_NO_RWQE, pkt);
 		return;
 	}
 	qp->r_has_rwqe = true;
@@ -907,8 +903,7 @@ void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	/* Receiving works in every state from RTR to SQE. */
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
-		rvt_drop(ib_to_rvt(qp->ibqp.device), RVT_CNT_DROP_BAD_STATE,
-			 pkt);
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}
 	if (unlikely(state == IB_QPS_RTR) &&

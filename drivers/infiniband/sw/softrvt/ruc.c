@@ -524,7 +524,8 @@ static enum rvt_ruc_result rvt_ruc_execute_xrc(struct rvt_qp *sqp,
 		res = rvt_ruc_execute(sqp, qp, wqe, status);
 		qp->r_xsrq = NULL;
 	} else {
-		rvt_count(rdi, RVT_CNT_DROP_BAD_XRC_SRQ, 1);
+		/* Traced as a wire packet's would be: no headers here. */
+		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_XRC_SRQ, NULL);
 		*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
 						  IB_WC_REM_INV_REQ_ERR);
 	}
@@ -650,8 +651,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 
 	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
-			rvt_drop(ib_to_rvt(qp->ibqp.device),
-				 RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
+			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
 			kfree_skb(skb);
 			continue;
 		}

@@ -144,6 +144,8 @@ struct rvt_dev_info {
 	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
 	struct list_head net_node;	/* on rnet->devs, RCU */
 	atomic64_t counters[RVT_CNT_MAX];
+	/* Counter ID -> struct rvt_qp_counter, see counter.c. */
+	struct xarray counter_xa;
 	/* Truesize of the packets on every QP's r_pkts, see rvt_rx_queue(). */
 	atomic_long_t rx_queued;
 };
@@ -155,6 +157,15 @@ static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
 {
 	atomic64_add(n, &rdi->counters[c]);
 }
+
+/*
+ * A counter of `rdma statistic qp`: the QPs bound to it count here instead
+ * of in the device's counters, and ib_core adds it to the port's totals.
+ */
+struct rvt_qp_counter {
+	struct rcu_head rcu;
+	atomic64_t counts[RVT_CNT_MAX];
+};
 
 struct rvt_pkt;
 void rvt_drop(struct rvt_dev_info *rdi, enum rvt_counter why,
@@ -468,6 +479,8 @@ struct rvt_qp {
 	u32 r_msn;
 	bool r_nak_sent;		/* a sequence NAK for r_psn is out */
 	bool r_ack_pending;		/* an ACK for r_psn - 1 is owed */
+	/* Bound by `rdma statistic qp`, or NULL: see rvt_qp_count(). */
+	struct rvt_qp_counter __rcu *counter;
 	bool r_in_msg;			/* within a multi-packet SEND or WRITE */
 	bool r_has_rwqe;		/* r_wqe holds the current SEND's WQE */
 	u8 r_msg_op;			/* opcode of the message's first packet */
@@ -580,6 +593,27 @@ static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct rvt_qp, ibqp);
 }
 
+/*
+ * Count for a QP: in the counter it is bound to, else in the device's.
+ * Any context; rvt_counter_unbind_qp() waits for a count in flight.
+ */
+static inline void rvt_qp_count(struct rvt_qp *qp, enum rvt_counter c,
+				u64 n)
+{
+	struct rvt_qp_counter *qc;
+
+	rcu_read_lock();
+	qc = rcu_dereference(qp->counter);
+	if (qc)
+		atomic64_add(n, &qc->counts[c]);
+	else
+		rvt_count(ib_to_rvt(qp->ibqp.device), c, n);
+	rcu_read_unlock();
+}
+
+void rvt_qp_drop(struct rvt_qp *qp, enum rvt_counter why,
+		 const struct rvt_pkt *pkt);
+
 /* Whether a QP has a receive ring of its own: not on an SRQ, not XRC. */
 static inline bool rvt_qp_has_rq(const struct rvt_qp *qp)
 {
@@ -632,6 +666,17 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev);
 bool rvt_is_dev(const struct ib_device *ibdev);
 int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
 void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
+
+/* counter.c */
+int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int rvt_counter_unbind_qp(struct ib_qp *ibqp);
+int rvt_counter_dealloc(struct rdma_counter *counter);
+struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter);
+int rvt_counter_update_stats(struct rdma_counter *counter);
+struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port_num);
+int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port_num, int index);
 
 /* restrack.c */
 int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
@@ -802,7 +847,7 @@ struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
-int rvt_xmit(struct rvt_dev_info *rdi, u32 qpn, const struct rvt_av *av,
+int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 
 /* req.c */

@@ -23,3 +23,18 @@ void rvt_drop(struct rvt_dev_info *rdi, enum rvt_counter why,
 	trace_softrvt_drop(rdi, why, pkt);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_drop);
+
+/**
+ * rvt_qp_drop - count a packet a QP dropped under its cause, and trace it
+ * @qp: the QP; its counter takes the drop when it is bound to one
+ * @why: the drop counter, its name the reason traced
+ * @pkt: its parsed headers, or NULL for a same-device transfer
+ *
+ * Any context.
+ */
+void rvt_qp_drop(struct rvt_qp *qp, enum rvt_counter why,
+		 const struct rvt_pkt *pkt)
+{
+	rvt_qp_count(qp, why, 1);
+	trace_softrvt_drop(ib_to_rvt(qp->ibqp.device), why, pkt);
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What `rdma statistic` shows: the device's counters, per port, and the
+ * counters of `rdma statistic qp`, to which ib_core binds QPs (by hand, or
+ * by type or process in its auto mode).
+ *
+ * A bound QP counts in its counter instead of in the device's: ib_core
+ * shows a port's totals as the port's own counts plus every counter's,
+ * those of counters already gone included.  Drops before a packet's QP is
+ * known (ICRC, header, QP number, P_Key, transport) are the device's
+ * alone.
+ */
+
+#include "softrvt.h"
+
+static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
+	[RVT_CNT_TX_PACKETS].name = "tx_packets",
+	[RVT_CNT_TX_BYTES].name = "tx_bytes",
+	[RVT_CNT_RX_PACKETS].name = "rx_packets",
+	[RVT_CNT_RX_BYTES].name = "rx_bytes",
+	[RVT_CNT_RETRANSMITS].name = "retransmits",
+	[RVT_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[RVT_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[RVT_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[RVT_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[RVT_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[RVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
+	[RVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
+	[RVT_CNT_DUP_REQUESTS].name = "dup_requests",
+	[RVT_CNT_REORDERED_ANSWERS].name = "reordered_answers",
+	[RVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
+	[RVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
+	[RVT_CNT_DROP_NO_QP].name = "drop_no_qp",
+	[RVT_CNT_DROP_BAD_TRANSPORT].name = "drop_bad_transport",
+	[RVT_CNT_DROP_QUEUE_FULL].name = "drop_queue_full",
+	[RVT_CNT_DROP_BAD_STATE].name = "drop_bad_state",
+	[RVT_CNT_DROP_BAD_QKEY].name = "drop_bad_qkey",
+	[RVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
+	[RVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
+	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
+	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
+	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
+	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
+	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
+};
+
+/**
+ * rvt_counter_name - the name `rdma statistic` shows for a counter
+ * @c: the counter
+ *
+ * softrvt_drop traces a drop's reason by this name: one table names the
+ * counters for both.
+ *
+ * Return: the name, or "?" for a value that is no counter.
+ */
+const char *rvt_counter_name(enum rvt_counter c)
+{
+	return (unsigned int)c < RVT_CNT_MAX ? rvt_counter_desc[c].name : "?";
+}
+
+/**
+ * rvt_alloc_hw_port_stats - describe the port counters
+ * (ib_device_ops.alloc_hw_port_stats)
+ * @ibdev: the device
+ * @port_num: 1
+ *
+ * Return: the counters' descriptions, or NULL.
+ */
+struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * rvt_get_hw_stats - read the counters (ib_device_ops.get_hw_stats)
+ * @ibdev: the device
+ * @stats: filled in
+ * @port_num: 1
+ * @index: the first counter wanted; all are read
+ *
+ * Return: the number of counters filled.
+ */
+int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port_num, int index)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
+	int i;
+
+	for (i = 0; i < RVT_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&rdi->counters[i]);
+	return RVT_CNT_MAX;
+}
+
+/**
+ * rvt_counter_alloc_stats - describe a QP counter's values
+ * (ib_device_ops.counter_alloc_stats)
+ * @counter: the counter ib_core is creating
+ *
+ * The same values as the port's: ib_core adds them up by index.
+ *
+ * Return: the counter's values, or NULL.
+ */
+struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter)
+{
+	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * rvt_counter_bind_qp - count a QP in a counter (ib_device_ops.counter_bind_qp)
+ * @counter: the counter; its first QP gives it its ID
+ * @ibqp: the QP, bound to no counter
+ *
+ * Called under the counter's lock.  The QP's later counts go to the
+ * counter; what it counted before stays the device's.
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct rvt_qp_counter *qc;
+	u32 id;
+	int ret;
+
+	if (counter->id) {
+		qc = xa_load(&rdi->counter_xa, counter->id);
+		if (WARN_ON(!qc))
+			return -EINVAL;
+	} else {
+		qc = kzalloc(sizeof(*qc), GFP_KERNEL);
+		if (!qc)
+			return -ENOMEM;
+		ret = xa_alloc(&rdi->counter_xa, &id, qc, xa_limit_32b,
+			       GFP_KERNEL);
+		if (ret) {
+			kfree(qc);
+			return ret;
+		}
+		/* Unique on the device, as ib_core's restrack wants it. */
+		counter->id = id;
+	}
+	rcu_assign_pointer(qp->counter, qc);
+	ibqp->counter = counter;
+	return 0;
+}
+
+/**
+ * rvt_counter_unbind_qp - count a QP in the device's counters again
+ * (ib_device_ops.counter_unbind_qp)
+ * @ibqp: the QP, bound to a counter
+ *
+ * Called under the counter's lock, also before the QP is destroyed.  A
+ * count in flight still lands in the counter before this returns, so
+ * that ib_core, reading the counter next, misses none of the QP's.
+ *
+ * Return: 0.
+ */
+int rvt_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+
+	RCU_INIT_POINTER(qp->counter, NULL);
+	ibqp->counter = NULL;
+	synchronize_rcu();
+	return 0;
+}
+
+/**
+ * rvt_counter_update_stats - read a QP counter (ib_device_ops.counter_update_stats)
+ * @counter: the counter
+ *
+ * Called under the counter's lock.
+ *
+ * Return: 0.
+ */
+int rvt_counter_update_stats(struct rdma_counter *counter)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct rvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
+	int i;
+
+	for (i = 0; i < RVT_CNT_MAX; i++)
+		counter->stats->value[i] = qc ? atomic64_read(&qc->counts[i]) : 0;
+	return 0;
+}
+
+/**
+ * rvt_counter_dealloc - free a QP counter (ib_device_ops.counter_dealloc)
+ * @counter: the counter, with no QP bound; ib_core read it last
+ *
+ * Return: 0.
+ */
+int rvt_counter_dealloc(struct rdma_counter *counter)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct rvt_qp_counter *qc;
+
+	if (!counter->id)
+		return 0;
+	qc = xa_erase(&rdi->counter_xa, counter->id);
+	if (qc)
+		kfree_rcu(qc, rcu);
+	return 0;
+}
