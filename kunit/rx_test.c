@@ -2,8 +2,9 @@
 /*
  * KUnit tests for the admission of received packets to their QP's queue:
  * the cap of each QP, the cap of the device across its QPs, the drop
- * counters, and the device's charge given back by every path that takes
- * packets off a queue.
+ * counters (the device's, or a QP's counter when it is bound to one), and
+ * the device's charge given back by every path that takes packets off a
+ * queue.
  *
  * The device and QPs are built without ib_core: only what the code under
  * test reaches is set up.  A QP's engine is a work item that counts its
@@ -191,10 +192,46 @@ static void rx_engine_reset_gives_back(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued), 0);
 }
 
+/*
+ * A QP bound to a counter of `rdma statistic qp` counts its drops there,
+ * not in the device's counters; unbound again, in the device's.
+ */
+static void rx_drop_counts_in_bound_counter(struct kunit *test)
+{
+	struct rx_fixture *f = rx_setup(test);
+	unsigned int half = RVT_RX_DEV_MAX_BYTES / 2;
+	struct rvt_qp_counter *qc;
+	enum rvt_counter full = RVT_CNT_DROP_DEV_QUEUE_FULL;
+
+	qc = kunit_kzalloc(test, sizeof(*qc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, qc);
+	KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[0],
+					     rx_pkt(test, half)));
+	KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[0],
+					     rx_pkt(test, half)));
+
+	rcu_assign_pointer(f->qp[1]->counter, qc);
+	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[1],
+					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&qc->counts[full]), 1);
+	KUNIT_EXPECT_EQ(test, rx_count(f, full), 0);
+	/* Only the bound QP's: another QP's drop stays the device's. */
+	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[2],
+					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_EQ(test, rx_count(f, full), 1);
+
+	RCU_INIT_POINTER(f->qp[1]->counter, NULL);
+	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[1],
+					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&qc->counts[full]), 1);
+	KUNIT_EXPECT_EQ(test, rx_count(f, full), 2);
+}
+
 static struct kunit_case softrvt_rx_cases[] = {
 	KUNIT_CASE(rx_device_cap_across_qps),
 	KUNIT_CASE(rx_qp_cap_charges_nothing),
 	KUNIT_CASE(rx_engine_reset_gives_back),
+	KUNIT_CASE(rx_drop_counts_in_bound_counter),
 	{}
 };
 
