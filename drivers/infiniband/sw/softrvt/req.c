@@ -413,7 +413,6 @@ void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
  */
 void rvt_req_timeout(struct rvt_qp *qp)
 {
-
 	if (!rvt_req_outstanding(qp) || qp->s_rnr_wait)
 		return;
 	rvt_qp_count(qp, RVT_CNT_ACK_TIMEOUTS, 1);
