@@ -60,9 +60,11 @@ stock_job() {
 	else
 		echo "FAIL deb: lintian reports no error or warning"
 	fi
-	while [ ! -e "$kernel_built" ]; do
+	# Not past check.sh itself, should it end first.
+	while [ ! -e "$kernel_built" ] && kill -0 $$ 2>/dev/null; do
 		sleep 5
 	done
+	[ -e "$kernel_built" ] || return
 	t0=$SECONDS
 	mkdir -p "$out/stock"
 	"$TOP/scripts/vm.sh" -S -t 1800 -o "$out/stock" -- \

@@ -104,8 +104,7 @@ int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
  */
 struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter)
 {
-	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	return rvt_alloc_hw_port_stats(counter->device, counter->port);
 }
 
 /**
@@ -173,9 +172,9 @@ int rvt_counter_unbind_qp(struct ib_qp *ibqp)
  * rvt_counter_update_stats - read a QP counter (ib_device_ops.counter_update_stats)
  * @counter: the counter
  *
- * Called under the counter's lock.
+ * Called under the counter's lock; its first QP gave it its ID.
  *
- * Return: 0.
+ * Return: 0, or -EINVAL for a counter this device never gave an ID.
  */
 int rvt_counter_update_stats(struct rdma_counter *counter)
 {
@@ -183,8 +182,10 @@ int rvt_counter_update_stats(struct rdma_counter *counter)
 	struct rvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
 	int i;
 
+	if (WARN_ON(!qc))
+		return -EINVAL;
 	for (i = 0; i < RVT_CNT_MAX; i++)
-		counter->stats->value[i] = qc ? atomic64_read(&qc->counts[i]) : 0;
+		counter->stats->value[i] = atomic64_read(&qc->counts[i]);
 	return 0;
 }
 

@@ -148,8 +148,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	/* From here skb->data is the BTH and skb->len ends before the ICRC. */
 	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
 	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
-	rvt_qp_count(qp, RVT_CNT_RX_PACKETS, 1);
-	rvt_qp_count(qp, RVT_CNT_RX_BYTES, pkt->payload_len);
+	rvt_qp_count_pkt(qp, false, pkt->payload_len);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 
 	rvt_rx_queue(rdi, qp, skb);
@@ -621,8 +620,7 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	icrc = rvt_icrc(l3, ipv6, skb->len);
 	put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
 
-	rvt_qp_count(qp, RVT_CNT_TX_PACKETS, 1);
-	rvt_qp_count(qp, RVT_CNT_TX_BYTES, payload);
+	rvt_qp_count_pkt(qp, true, payload);
 	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(udph + 1, payload, &pkt))
 		trace_softrvt_tx(rdi, qp->ibqp.qp_num, &pkt);
 	if (ipv6)

@@ -414,6 +414,8 @@ struct rvt_qp {
 	struct ib_qp_attr attr;		/* as last modified, for query */
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
+	/* Bound by `rdma statistic qp`, or NULL: see rvt_qp_counts(). */
+	struct rvt_qp_counter __rcu *counter;
 
 	/* Send queue: posted at s_head, executed and completed at s_tail. */
 	spinlock_t s_lock;		/* SQ indices and state; any context */
@@ -479,8 +481,6 @@ struct rvt_qp {
 	u32 r_msn;
 	bool r_nak_sent;		/* a sequence NAK for r_psn is out */
 	bool r_ack_pending;		/* an ACK for r_psn - 1 is owed */
-	/* Bound by `rdma statistic qp`, or NULL: see rvt_qp_count(). */
-	struct rvt_qp_counter __rcu *counter;
 	bool r_in_msg;			/* within a multi-packet SEND or WRITE */
 	bool r_has_rwqe;		/* r_wqe holds the current SEND's WQE */
 	u8 r_msg_op;			/* opcode of the message's first packet */
@@ -594,20 +594,35 @@ static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
 }
 
 /*
- * Count for a QP: in the counter it is bound to, else in the device's.
- * Any context; rvt_counter_unbind_qp() waits for a count in flight.
+ * Where a QP counts: in the counter it is bound to, else in the device's.
+ * Under rcu_read_lock(): rvt_counter_unbind_qp() waits for a count in
+ * flight before ib_core reads the counter a last time.
  */
+static inline atomic64_t *rvt_qp_counts(struct rvt_qp *qp)
+{
+	struct rvt_qp_counter *qc = rcu_dereference(qp->counter);
+
+	return qc ? qc->counts : ib_to_rvt(qp->ibqp.device)->counters;
+}
+
+/* Count for a QP.  Any context. */
 static inline void rvt_qp_count(struct rvt_qp *qp, enum rvt_counter c,
 				u64 n)
 {
-	struct rvt_qp_counter *qc;
+	rcu_read_lock();
+	atomic64_add(n, &rvt_qp_counts(qp)[c]);
+	rcu_read_unlock();
+}
+
+/* Count a packet a QP sent or received, and its payload.  Any context. */
+static inline void rvt_qp_count_pkt(struct rvt_qp *qp, bool tx, u32 len)
+{
+	atomic64_t *counts;
 
 	rcu_read_lock();
-	qc = rcu_dereference(qp->counter);
-	if (qc)
-		atomic64_add(n, &qc->counts[c]);
-	else
-		rvt_count(ib_to_rvt(qp->ibqp.device), c, n);
+	counts = rvt_qp_counts(qp);
+	atomic64_inc(&counts[tx ? RVT_CNT_TX_PACKETS : RVT_CNT_RX_PACKETS]);
+	atomic64_add(len, &counts[tx ? RVT_CNT_TX_BYTES : RVT_CNT_RX_BYTES]);
 	rcu_read_unlock();
 }
 
