@@ -38,7 +38,22 @@ target_up() { # ADDR [use_srq]
 		ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
 }
 
-target_down() {
+# The target's RDMA device goes before its port.  nvmet-rdma (6.12)
+# removes a port under nvmet_config_sem and destroys its listening cm_id
+# there, which takes the id's handler_mutex; and a connect command that
+# reached the target before the host's RTU is executed from the
+# ESTABLISHED event, under the new id's handler_mutex, and takes
+# nvmet_config_sem: lockdep reports a circular dependency (one lock class
+# for every id's handler_mutex).  That is nvmet's, on any RDMA device: in
+# the two guests, with half the host's packets 40 ms late while it
+# connected, the report came on port removal, and with the device removed
+# first it did not (2026-12-02).  Removing the device first lets rdma_cm
+# destroy the listener (DEVICE_REMOVAL, nvmet_rdma_device_removal)
+# without nvmet_config_sem; the port then has no cm_id left to destroy.
+target_down() { # [IBDEV: removed first]
+	if [ -n "${1:-}" ]; then
+		rdma link delete "$1" && wait_for 100 no_ibdev "$1" || return 1
+	fi
 	rm -f "$CFS/ports/1/subsystems/$NQN"
 	rmdir "$CFS/ports/1" 2>/dev/null
 	[ -e "$CFS/subsystems/$NQN/namespaces/1/enable" ] &&

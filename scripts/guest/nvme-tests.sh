@@ -74,11 +74,16 @@ link_delete() {
 	rdma link delete softrvt7 && wait_for 600 no_ctrl
 }
 
+dev_up() {
+	check "nvme: softrvt device on n0" \
+		rdma link add softrvt7 type softrvt netdev n0
+	check "nvme: port ACTIVE" wait_for 50 state_is softrvt7 ACTIVE
+}
+
 section "NVMe over Fabrics (RDMA) on softrvt${variant:+ ($variant)}"
 veth n0 n1
 ip addr add "$ADDR/24" dev n0
-check "nvme: softrvt device on n0" rdma link add softrvt7 type softrvt netdev n0
-check "nvme: port ACTIVE" wait_for 50 state_is softrvt7 ACTIVE
+dev_up
 
 if [ "$variant" = force_mr ]; then
 	check "nvme force_mr: booted with ib_core.force_mr=1" \
@@ -90,7 +95,8 @@ if [ "$variant" = force_mr ]; then
 	check "nvme force_mr: the target registers MRs" [ "$n" -gt 0 ]
 	io_checks force_mr
 	check "nvme force_mr: disconnect" disconnect
-	check "nvme force_mr: target removed" target_down
+	check "nvme force_mr: target removed, its device first" \
+		target_down softrvt7
 else
 	check "nvme: target configured (null_blk, nvmet-rdma on $ADDR:4420)" \
 		target_up "$ADDR"
@@ -99,7 +105,8 @@ else
 		[ "$(target_mrs)" = 0 ]
 	io_checks plain
 	check "nvme: disconnect" disconnect
-	check "nvme: target removed" target_down
+	check "nvme: target removed, its device first" target_down softrvt7
+	dev_up
 
 	check "nvme use_srq: target on an SRQ" target_up "$ADDR" 1
 	check "nvme use_srq: use_srq is on" \
