@@ -7,7 +7,8 @@
  *
  * A device that is never registered holds two RC QPs of one PD whose
  * peers are each other, on the same-device path: WRs go through
- * rvt_post_send() and the QPs' engines run on softrvt's workqueue.  The
+ * rvt_post_send() and the QPs' engines run on softrvt's workqueue (or,
+ * for a user QP, in the poster's context).  The
  * MR's memory is kernel memory mapped through a scatter list whose DMA
  * addresses are kernel addresses, as ib_core's virtual DMA makes them.
  */
@@ -80,6 +81,7 @@ static struct rvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
 	qp->ibqp.recv_cq = &f->cq->ibcq;
 	spin_lock_init(&qp->s_lock);
 	INIT_WORK(&qp->send_work, rvt_send_work);
+	mutex_init(&qp->engine_lock);
 	timer_setup(&qp->rnr_timer, fr_timer, 0);
 	skb_queue_head_init(&qp->r_pkts);
 	refcount_set(&qp->refcount, 1);
@@ -641,6 +643,50 @@ static void send_with_inv_bad_rkey(struct kunit *test)
 	rvt_dereg_mr(&other->ibmr, NULL);
 }
 
+/*
+ * A user QP's post_send runs the engine in the poster's context, unless
+ * the engine is running elsewhere: then that run may have looked at the
+ * send queue before the new WR was there, and the workqueue must run it
+ * again.  Only ibqp.uobject tells a user QP.
+ */
+static void user_post_send_runs_the_engine(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	struct ib_sge rsge = { .addr = (uintptr_t)f->dst, .length = 64 };
+	struct ib_recv_wr rwr = { .wr_id = 0x500, .sg_list = &rsge,
+				  .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	struct ib_sge ssge = { .addr = (uintptr_t)f->src, .length = 64 };
+	struct ib_send_wr swr = { .opcode = IB_WR_SEND, .wr_id = 0x501,
+				  .sg_list = &ssge, .num_sge = 1 };
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+
+	/* ib_core's type is private to it; softrvt never looks inside. */
+	f->sqp->ibqp.uobject = (void *)&user_post_send_runs_the_engine;
+	fr_fill(f->src, 64, 5);
+	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+
+	/* Idle: done when post_send returns, nothing waited for. */
+	KUNIT_ASSERT_EQ(test, rvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
+	fr_expect_wc(test, f, 0x500, IB_WC_RECV, IB_WC_SUCCESS);
+	fr_expect_wc(test, f, 0x501, IB_WC_SEND, IB_WC_SUCCESS);
+	KUNIT_EXPECT_MEMEQ(test, f->dst, f->src, 64);
+
+	/* Running elsewhere: not run here, but run once that run ends. */
+	fr_fill(f->src, 64, 9);
+	mutex_lock(&f->sqp->engine_lock);
+	KUNIT_EXPECT_EQ(test, rvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 1, &wc), 0);
+	mutex_unlock(&f->sqp->engine_lock);
+	rvt_sync_send(f->sqp);
+	fr_expect_wc(test, f, 0x500, IB_WC_RECV, IB_WC_SUCCESS);
+	fr_expect_wc(test, f, 0x501, IB_WC_SEND, IB_WC_SUCCESS);
+	KUNIT_EXPECT_MEMEQ(test, f->dst, f->src, 64);
+	f->sqp->ibqp.uobject = NULL;
+}
+
 static struct kunit_case softrvt_frwr_cases[] = {
 	KUNIT_CASE(alloc_mr_type_and_size),
 	KUNIT_CASE(map_mr_sg_4k_blocks_with_offsets),
@@ -652,6 +698,7 @@ static struct kunit_case softrvt_frwr_cases[] = {
 	KUNIT_CASE(reg_mr_error_fails_the_qp),
 	KUNIT_CASE(local_inv_error_fails_the_qp),
 	KUNIT_CASE(send_with_inv_bad_rkey),
+	KUNIT_CASE(user_post_send_runs_the_engine),
 	{}
 };
 

@@ -14,6 +14,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/delay.h>
 #include <linux/workqueue.h>
 
 #include "softrvt.h"
@@ -71,12 +72,20 @@ static void lw_recv_comp(struct ib_cq *ibcq, void *ctx)
 static void lw_srq_event(struct ib_event *ev, void *ctx)
 {
 	struct lw_fixture *f = ctx;
+	int ms = 10000;
 
 	if (ev->event != IB_EVENT_SRQ_LIMIT_REACHED)
 		return;
 	f->srq_limit++;
 	rvt_qp_set_error(f->rqp, 0);
-	flush_work(&f->rqp->send_work);
+	/*
+	 * Not flush_work(): this runs inside the requester's engine, under
+	 * its engine_lock, and lockdep takes every QP's engine_lock and
+	 * send_work for one lock each, as if the responder's engine waited
+	 * for the requester's.  It does not: it runs on its own.
+	 */
+	while (work_busy(&f->rqp->send_work) && ms--)
+		usleep_range(1000, 2000);
 	f->last_wqe_in_delivery = f->last_wqe;
 }
 
@@ -114,6 +123,7 @@ static struct rvt_qp *lw_qp(struct kunit *test, struct lw_fixture *f,
 	qp->ibqp.qp_context = f;
 	spin_lock_init(&qp->s_lock);
 	INIT_WORK(&qp->send_work, rvt_send_work);
+	mutex_init(&qp->engine_lock);
 	timer_setup(&qp->rnr_timer, lw_timer, 0);
 	skb_queue_head_init(&qp->r_pkts);
 	refcount_set(&qp->refcount, 1);

@@ -54,6 +54,7 @@ static void qp_engine_setup(struct qp_fixture *f, enum ib_qp_state state)
 	spin_lock_init(&qp->s_lock);
 	skb_queue_head_init(&qp->r_pkts);
 	INIT_WORK(&qp->send_work, rvt_send_work);
+	mutex_init(&qp->engine_lock);
 	qp->state = state;
 	f->engine = true;
 }

@@ -68,6 +68,7 @@ static struct rx_fixture *rx_setup(struct kunit *test)
 		f->qp[i]->ibqp.qp_num = 0x100 + i;
 		skb_queue_head_init(&f->qp[i]->r_pkts);
 		INIT_WORK(&f->qp[i]->send_work, rx_engine_stub);
+		mutex_init(&f->qp[i]->engine_lock);
 	}
 	rx_current = f;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,

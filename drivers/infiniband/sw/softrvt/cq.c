@@ -406,7 +406,7 @@ static void rvt_cq_settle(struct rvt_cq *cq)
 
 	while ((qp = rvt_qp_next(rdi, &index))) {
 		if (qp->ibqp.send_cq == &cq->ibcq)
-			flush_work(&qp->send_work);
+			rvt_sync_send(qp);
 		rvt_put_qp(qp);
 	}
 }

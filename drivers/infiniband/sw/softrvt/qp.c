@@ -118,6 +118,9 @@ static void rvt_qp_free_queues(struct rvt_qp *qp)
 static void rvt_qp_quiesce(struct rvt_qp *qp)
 {
 	cancel_work_sync(&qp->send_work);
+	/* A run in a poster's context may arm a timer or requeue the work. */
+	mutex_lock(&qp->engine_lock);
+	mutex_unlock(&qp->engine_lock);
 	timer_delete_sync(&qp->rnr_timer);
 	timer_delete_sync(&qp->ack_timer);
 	cancel_work_sync(&qp->send_work);
@@ -226,6 +229,7 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->xrcd = init->xrcd;
 	spin_lock_init(&qp->s_lock);
 	INIT_WORK(&qp->send_work, rvt_send_work);
+	mutex_init(&qp->engine_lock);
 	timer_setup(&qp->rnr_timer, rvt_rnr_timer_fn, 0);
 	timer_setup(&qp->ack_timer, rvt_ack_timer_fn, 0);
 	skb_queue_head_init(&qp->r_pkts);
@@ -539,7 +543,7 @@ void rvt_qp_fail_all(struct rvt_dev_info *rdi)
 		/* Each engine run flushes a budget, then requeues. */
 		runs = qp->s_size;
 		do {
-			flush_work(&qp->send_work);
+			rvt_sync_send(qp);
 		} while (!rvt_qp_sq_empty(qp) && runs--);
 		rvt_put_qp(qp);
 	}
@@ -738,6 +742,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	rvt_qp_unpublish(rdi, qp);
 	rvt_mw_unbind_qp(qp);
 	rvt_qp_free_queues(qp);
+	mutex_destroy(&qp->engine_lock);
 	mutex_destroy(&qp->r_xrc_mutex);
 	mutex_destroy(&qp->state_mutex);
 	atomic_dec(&rdi->n_qps);
@@ -995,7 +1000,10 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	kfree(user_inline);
 	if (ret)
 		*bad_wr = wr;
-	rvt_schedule_send(qp);
+	if (ibqp->uobject)
+		rvt_run_send(qp);
+	else
+		rvt_schedule_send(qp);
 	return ret;
 }
 

@@ -705,7 +705,7 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
  *
  * - its own, for packets from the wire.  This is it, in ERR: the WQE a
  *   half-received message held was just flushed, the packets it took
- *   before ERR were handled in earlier runs (a work item never runs
+ *   before ERR were handled in earlier runs (the engine never runs
  *   twice at once), and the responder drops every packet from now on,
  *   as ERR is left only for RESET.
  *
@@ -737,18 +737,15 @@ static void rvt_ruc_last_wqe(struct rvt_qp *qp)
 		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
-/**
- * rvt_send_work - the engine of a QP
- * @work: the QP's send_work
- *
- * Handles received packets first, then runs WQEs from s_tail in order
- * while the QP is in RTS, flushes them and the receive queue in ERR, and
- * waits out RNR NAKs on the QP's timer.  An RC QP whose peer is on the
- * wire keeps WQEs until they are acknowledged (req.c, comp.c).
+/*
+ * The engine of a QP, under its engine_lock: it handles received packets
+ * first, then runs WQEs from s_tail in order while the QP is in RTS,
+ * flushes them and the receive queue in ERR, and waits out RNR NAKs on
+ * the QP's timer.  An RC QP whose peer is on the wire keeps WQEs until
+ * they are acknowledged (req.c, comp.c).
  */
-void rvt_send_work(struct work_struct *work)
+static void rvt_engine(struct rvt_qp *qp)
 {
-	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
 	enum ib_qp_state cur_state = READ_ONCE(qp->state);
 	int budget = RVT_SEND_BUDGET;
 	bool more_rx;
@@ -870,4 +867,57 @@ void rvt_send_work(struct work_struct *work)
 	}
 	rvt_schedule_send(qp);
 }
+
+/**
+ * rvt_send_work - the engine of a QP, run by the workqueue
+ * @work: the QP's send_work
+ *
+ * Waits for a run in a poster's context (rvt_run_send()) to end: the
+ * engine never runs twice at once.
+ */
+void rvt_send_work(struct work_struct *work)
+{
+	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
+
+	mutex_lock(&qp->engine_lock);
+	rvt_engine(qp);
+	mutex_unlock(&qp->engine_lock);
+}
 EXPORT_SYMBOL_IF_KUNIT(rvt_send_work);
+
+/**
+ * rvt_run_send - run a QP's engine now, in the caller's context
+ * @qp: the QP
+ *
+ * For a user QP's post_send: the WRs a process posts run in its own
+ * system call, as rdma_rxe runs them, rather than after a worker wakes
+ * up, which costs a message on this device most of its latency.  A run
+ * in progress elsewhere may have looked at the send queue before the new
+ * WRs were there: the workqueue runs the engine again after it.  Process
+ * context, no lock held.
+ */
+void rvt_run_send(struct rvt_qp *qp)
+{
+	might_sleep();
+	if (!mutex_trylock(&qp->engine_lock)) {
+		rvt_schedule_send(qp);
+		return;
+	}
+	rvt_engine(qp);
+	mutex_unlock(&qp->engine_lock);
+}
+
+/**
+ * rvt_sync_send - wait for the QP's engine runs started so far to end
+ * @qp: the QP
+ *
+ * Those of the workqueue and those in a poster's context alike.  Process
+ * context.
+ */
+void rvt_sync_send(struct rvt_qp *qp)
+{
+	flush_work(&qp->send_work);
+	mutex_lock(&qp->engine_lock);
+	mutex_unlock(&qp->engine_lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_sync_send);

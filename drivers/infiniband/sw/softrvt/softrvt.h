@@ -429,6 +429,7 @@ struct rvt_qp {
 	bool s_retry_loaded;		/* both counters are loaded for it */
 	bool s_draining;		/* SQD entered, SQ_DRAINED not raised yet */
 	struct work_struct send_work;	/* the send engine, see ruc.c */
+	struct mutex engine_lock;	/* held by the engine while it runs */
 	struct timer_list rnr_timer;	/* RNR and ACK timeout waits */
 	/* Engine scratch, used only by this QP's send_work. */
 	struct rvt_sge_state s_sge;
@@ -898,6 +899,8 @@ int rvt_ruc_init(void);
 void rvt_ruc_exit(void);
 void rvt_schedule_send(struct rvt_qp *qp);
 void rvt_send_work(struct work_struct *work);
+void rvt_run_send(struct rvt_qp *qp);
+void rvt_sync_send(struct rvt_qp *qp);
 void rvt_rnr_timer_fn(struct timer_list *t);
 unsigned long rvt_ack_timeout(u8 timeout);
 extern const u32 rvt_rnr_usec[32];
