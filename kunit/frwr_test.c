@@ -647,7 +647,8 @@ static void send_with_inv_bad_rkey(struct kunit *test)
  * A user QP's post_send runs the engine in the poster's context, unless
  * the engine is running elsewhere: then that run may have looked at the
  * send queue before the new WR was there, and the workqueue must run it
- * again.  Only ibqp.uobject tells a user QP.
+ * again.  Only ibqp.uobject tells a user QP; the fixture's QPs are peers
+ * on one device, the case where it runs the engine itself.
  */
 static void user_post_send_runs_the_engine(struct kunit *test)
 {

@@ -1000,7 +1000,8 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	kfree(user_inline);
 	if (ret)
 		*bad_wr = wr;
-	if (ibqp->uobject)
+	/* Only a message to this device is faster for it: see rvt_run_send(). */
+	if (ibqp->uobject && READ_ONCE(qp->s_local))
 		rvt_run_send(qp);
 	else
 		rvt_schedule_send(qp);

@@ -889,10 +889,12 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_send_work);
  * rvt_run_send - run a QP's engine now, in the caller's context
  * @qp: the QP
  *
- * For a user QP's post_send: the WRs a process posts run in its own
- * system call, as rdma_rxe runs them, rather than after a worker wakes
- * up, which costs a message on this device most of its latency.  A run
- * in progress elsewhere may have looked at the send queue before the new
+ * For the post_send of a user QP whose peer is on this device: the WRs
+ * a process posts run in its own system call, as rdma_rxe runs them,
+ * rather than after a worker wakes up, which cost a message most of its
+ * latency.  On the wire it bought nothing measurable and let a sender
+ * outrun its receiver (RNR NAKs): wire QPs keep the workqueue.  A run in
+ * progress elsewhere may have looked at the send queue before the new
  * WRs were there: the workqueue runs the engine again after it.  Process
  * context, no lock held.
  */
