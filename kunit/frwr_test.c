@@ -688,6 +688,128 @@ static void user_post_send_runs_the_engine(struct kunit *test)
 	f->sqp->ibqp.uobject = NULL;
 }
 
+/* A FLUSH or ATOMIC_WRITE from sqp, in the layout the uverbs method fills. */
+static int fr_placement(struct fr_fixture *f, enum ib_wr_opcode opcode,
+			u64 va, u32 rkey, u32 len, u8 type, u8 level, u64 value,
+			u64 wr_id)
+{
+	struct rvt_placement_wr pwr = {
+		.wr = { .opcode = opcode, .wr_id = wr_id },
+		.remote_addr = va,
+		.rkey = rkey,
+		.length = len,
+		.value = value,
+		.flush_type = type,
+		.flush_level = level,
+	};
+	int ret = rvt_post_placement_wr(&f->sqp->ibqp, &pwr.wr);
+
+	flush_work(&f->sqp->send_work);
+	return ret;
+}
+
+/* An MR registered as a user's with IB_ACCESS_FLUSH_GLOBAL would be. */
+static u64 fr_flushable(struct kunit *test, struct fr_fixture *f)
+{
+	const u32 piece[1][2] = { { 0, FR_BYTES } };
+
+	f->mr = fr_alloc(test, f, f->pd, 1 << FR_ORDER);
+	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, PAGE_SIZE, piece, 1, 0), 1);
+	fr_reg(test, f, f->rqp, f->mr,
+	       IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, 0x700);
+	fr_expect_wc(test, f, 0x700, IB_WC_REG_MR, IB_WC_SUCCESS);
+	f->mr->access |= IB_ACCESS_FLUSH_GLOBAL;
+	f->rqp->attr.qp_access_flags |= IB_ACCESS_FLUSH_GLOBAL |
+					IB_ACCESS_FLUSH_PERSISTENT;
+	return f->mr->ibmr.iova;
+}
+
+/* FLUSH and ATOMIC_WRITE on the same-device path, and their errors. */
+static void placement_wrs(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	struct ib_send_wr plain = { .opcode = IB_WR_FLUSH };
+	const struct ib_send_wr *bad = NULL;
+	u64 value = 0x1122334455667788ULL;
+	u32 key;
+	u64 iova;
+
+	/* A kernel WR has no layout for them. */
+	KUNIT_EXPECT_EQ(test, rvt_post_send(&f->sqp->ibqp, &plain, &bad),
+			-EINVAL);
+	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&plain);
+	iova = fr_flushable(test, f);
+	key = f->mr->ibmr.rkey;
+	/* A type or level that does not exist is refused when posted. */
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova, key, 8, 0,
+					   IB_FLUSH_RANGE, 0, 0x701), -EINVAL);
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova, key, 8, 4,
+					   IB_FLUSH_RANGE, 0, 0x701), -EINVAL);
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova, key, 8,
+					   IB_FLUSH_GLOBAL, 2, 0, 0x701),
+			-EINVAL);
+
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_ATOMIC_WRITE, iova + 1024,
+					   key, 0, 0, 0, value, 0x702), 0);
+	fr_expect_wc(test, f, 0x702, IB_WC_ATOMIC_WRITE, IB_WC_SUCCESS);
+	KUNIT_EXPECT_MEMEQ(test, f->mem + 1024, &value, sizeof(value));
+	KUNIT_EXPECT_FALSE(test, memchr_inv(f->mem + 1016, 0, 8));
+	KUNIT_EXPECT_FALSE(test, memchr_inv(f->mem + 1032, 0, 8));
+
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova + 8, key, 64,
+					   IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 0,
+					   0x703), 0);
+	fr_expect_wc(test, f, 0x703, IB_WC_FLUSH, IB_WC_SUCCESS);
+	/* The whole region: the range the WR names does not matter. */
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, 0, key, 0,
+					   IB_FLUSH_GLOBAL, IB_FLUSH_MR, 0,
+					   0x704), 0);
+	fr_expect_wc(test, f, 0x704, IB_WC_FLUSH, IB_WC_SUCCESS);
+
+	/* Past the region, persistent, unaligned: each fails the pair. */
+	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova + 8,
+						  FR_BYTES, IB_FLUSH_GLOBAL,
+						  IB_FLUSH_RANGE), -EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova, 8,
+						  IB_FLUSH_PERSISTENT,
+						  IB_FLUSH_RANGE), -EACCES);
+	KUNIT_EXPECT_EQ(test, rvt_placement_atomic_write(f->rqp, key,
+							 iova + 4, value),
+			-EINVAL);
+	f->mr->access &= ~IB_ACCESS_FLUSH_GLOBAL;
+	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova, 8,
+						  IB_FLUSH_GLOBAL,
+						  IB_FLUSH_MR), -EACCES);
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_ATOMIC_WRITE, iova + 1028,
+					   key, 0, 0, 0, value, 0x705), 0);
+	fr_expect_wc(test, f, 0x705, 0, IB_WC_REM_INV_REQ_ERR);
+	KUNIT_EXPECT_FALSE(test, memchr_inv(f->mem + 1032, 0, 8));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->sqp->state), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+}
+
+/* Only RC QPs take them; the QP's rights are checked as the region's. */
+static void placement_wrs_refused(struct kunit *test)
+{
+	struct fr_fixture *f = fr_setup(test);
+	u64 iova = fr_flushable(test, f);
+	u32 key = f->mr->ibmr.rkey;
+
+	f->sqp->ibqp.qp_type = IB_QPT_UC;
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_ATOMIC_WRITE, iova, key,
+					   0, 0, 0, 1, 0x711), -EINVAL);
+	f->sqp->ibqp.qp_type = IB_QPT_RC;
+	f->rqp->attr.qp_access_flags &= ~IB_ACCESS_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, rvt_placement_atomic_write(f->rqp, key, iova,
+							 1), -EACCES);
+	f->rqp->attr.qp_access_flags &= ~IB_ACCESS_FLUSH_GLOBAL;
+	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova, key, 8,
+					   IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 0,
+					   0x712), 0);
+	fr_expect_wc(test, f, 0x712, 0, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
+}
+
 static struct kunit_case softrvt_frwr_cases[] = {
 	KUNIT_CASE(alloc_mr_type_and_size),
 	KUNIT_CASE(map_mr_sg_4k_blocks_with_offsets),
@@ -700,6 +822,8 @@ static struct kunit_case softrvt_frwr_cases[] = {
 	KUNIT_CASE(local_inv_error_fails_the_qp),
 	KUNIT_CASE(send_with_inv_bad_rkey),
 	KUNIT_CASE(user_post_send_runs_the_engine),
+	KUNIT_CASE(placement_wrs),
+	KUNIT_CASE(placement_wrs_refused),
 	{}
 };
 

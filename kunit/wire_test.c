@@ -171,6 +171,9 @@ static void header_lengths(struct kunit *test)
 		{ IB_OPCODE_RC | IB_OPCODE_ATOMIC_ACKNOWLEDGE, 24 },
 		{ IB_OPCODE_RC | IB_OPCODE_COMPARE_SWAP, 40 },
 		{ IB_OPCODE_RC | IB_OPCODE_SEND_ONLY_WITH_INVALIDATE, 16 },
+		/* BTH, FETH, RETH; BTH, RETH and 8 bytes of payload. */
+		{ IB_OPCODE_RC | IB_OPCODE_FLUSH, 32 },
+		{ IB_OPCODE_RC | IB_OPCODE_ATOMIC_WRITE, 28 },
 		{ IB_OPCODE_UC | IB_OPCODE_RDMA_WRITE_ONLY, 28 },
 		{ IB_OPCODE_UD | IB_OPCODE_SEND_ONLY, 20 },
 		{ IB_OPCODE_UD | IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE, 24 },
@@ -204,6 +207,11 @@ static void malformed_packets_rejected(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_CNP, &mask), -EINVAL);
 	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_RC | 0x15, &mask),
 			-EINVAL);
+	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UC | IB_OPCODE_FLUSH,
+					      &mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UC |
+					      IB_OPCODE_ATOMIC_WRITE, &mask),
+			-EINVAL);
 
 	/* Shorter than a BTH and ICRC, or than the opcode's headers. */
 	rvt_build_bth((void *)buf, IB_OPCODE_RC | IB_OPCODE_SEND_ONLY, false, 0,
@@ -216,6 +224,10 @@ static void malformed_packets_rejected(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 16 + 4, &pkt), 0);
 	/* Payload on an opcode that carries none. */
 	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 16 + 4 + 4, &pkt),
+			-EINVAL);
+	buf[0] = IB_OPCODE_RC | IB_OPCODE_FLUSH;
+	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 16 + 4, &pkt), 0);
+	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 16 + 8 + 4, &pkt),
 			-EINVAL);
 
 	/* A pad count larger than the payload. */

@@ -26,6 +26,8 @@ static void xrceth_on_requests_only(struct kunit *test)
 		{ IB_OPCODE_RDMA_READ_REQUEST, 32, true },
 		{ IB_OPCODE_COMPARE_SWAP, 44, true },
 		{ IB_OPCODE_SEND_ONLY_WITH_INVALIDATE, 20, true },
+		{ IB_OPCODE_FLUSH, 36, true },
+		{ IB_OPCODE_ATOMIC_WRITE, 32, true },
 		{ IB_OPCODE_RDMA_READ_RESPONSE_ONLY, 16, false },
 		{ IB_OPCODE_ACKNOWLEDGE, 16, false },
 		{ IB_OPCODE_ATOMIC_ACKNOWLEDGE, 24, false },

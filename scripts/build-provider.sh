@@ -200,4 +200,7 @@ mv "$out/lib$PROVIDER.so.new" "$out/lib$PROVIDER.so"
 # For an installation: the .so next to libibverbs' other providers and
 # this file in /etc/libibverbs.d/.
 echo "driver softrvt" > "$out/softrvt.driver"
+# The tests build against the verbs headers of the rdma-core the guest
+# runs (tests/Makefile): cmake published them under build/include.
+ln -sfn "$src/build/include" "$out/include"
 echo "$out"

@@ -10,14 +10,21 @@
  * data operation is also posted with ibv_post_send() and polled with
  * ibv_poll_cq() on a second pair: both must see the same completions.
  *
+ * FLUSH and ATOMIC_WRITE, which exist only in this API: the eight bytes
+ * land, a FLUSH completes after the WRITE it follows, and a persistent
+ * FLUSH, a FLUSH through a key without the right, a misaligned
+ * ATOMIC_WRITE and ibv_post_send() of either fail as they must.  A fifth
+ * argument, "placement", runs those alone: the wire tests run them
+ * against rdma_rxe both ways.
+ *
  * Errors: a bad lkey completes with IBV_WC_LOC_PROT_ERR; a batch with a
  * bad WR fails ibv_wr_complete() with the errno ibv_post_send() gives for
  * that WR, and nothing of it is posted (no completion, no byte moved); a
  * QP not yet in RTS takes no batch; extended objects softrvt cannot
  * honour are refused with EOPNOTSUPP.
  *
- * usage: wr_ex DEV_A GID_A DEV_B GID_B   prints TAP, exits 1 on any
- *                                          failure
+ * usage: wr_ex DEV_A GID_A DEV_B GID_B [placement]   prints TAP, exits 1
+ *                                                      on any failure
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -45,6 +52,11 @@
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
+#define PLACEMENT_OPS	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_FLUSH | \
+			 IBV_QP_EX_WITH_ATOMIC_WRITE)
+/* As pyverbs' test_qpex gives its RC QPs: both flush types. */
+#define PLACEMENT_ACC	(ACC_REMOTE | IBV_ACCESS_FLUSH_GLOBAL | \
+			 IBV_ACCESS_FLUSH_PERSISTENT)
 #define UD_OPS		(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define MAX_INLINE	64
 #define MAX_SGE		2
@@ -65,6 +77,9 @@ struct xwc {
 };
 
 static struct ibv_cq_ex *cqx_a, *cqx_b;
+static bool exact_caps = true;	/* the QPs' caps must be as asked */
+/* rdma_rxe's FLUSH is not RoCEv2's: see pyverbs.rst, "FLUSH and rxe". */
+static bool with_flush = true;
 static uint8_t big_inline[4096];	/* more than any QP's max_inline_data */
 
 static struct ibv_cq_ex *make_cq_ex(struct side *s)
@@ -274,10 +289,10 @@ static struct ibv_qp *make_qp_ex(struct side *s, struct ibv_cq_ex *cq,
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
-	/* The bad WR cases rely on these limits. */
-	if (ia.cap.max_inline_data < MAX_INLINE ||
+	/* The bad WR cases, which run on softrvt only, rely on these limits. */
+	if (exact_caps && (ia.cap.max_inline_data < MAX_INLINE ||
 	    ia.cap.max_inline_data >= sizeof(big_inline) ||
-	    ia.cap.max_send_sge != MAX_SGE) {
+	    ia.cap.max_send_sge != MAX_SGE)) {
 		detail("%s: max_inline_data %u, max_send_sge %u", s->dev,
 		       ia.cap.max_inline_data, ia.cap.max_send_sge);
 		ibv_destroy_qp(qp);
@@ -302,14 +317,18 @@ static void xpair_down(struct xpair *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* An RC pair of extended QPs; @rts: both in RTS, else A stays in INIT. */
-static bool rc_up(struct xpair *p, bool rts)
+/*
+ * An RC pair of extended QPs taking @ops, with @c's access flags; @rts:
+ * both in RTS, else A stays in INIT.
+ */
+static bool rc_up_with(struct xpair *p, bool rts, uint64_t ops,
+		       const struct pair_cfg *cfg)
 {
-	struct pair_cfg c = default_cfg();
+	struct pair_cfg c = *cfg;
 
 	memset(p, 0, sizeof(*p));
-	p->qa = make_qp_ex(&sa, cqx_a, IBV_QPT_RC, RC_OPS);
-	p->qb = p->qa ? make_qp_ex(&sb, cqx_b, IBV_QPT_RC, RC_OPS) : NULL;
+	p->qa = make_qp_ex(&sa, cqx_a, IBV_QPT_RC, ops);
+	p->qb = p->qa ? make_qp_ex(&sb, cqx_b, IBV_QPT_RC, ops) : NULL;
 	if (!p->qb)
 		return false;
 	p->xa = ibv_qp_to_qp_ex(p->qa);
@@ -323,6 +342,13 @@ static bool rc_up(struct xpair *p, bool rts)
 	       to_rts(p->qa, &sa, &c, PSN_A) &&
 	       to_rtr(p->qb, &sb, &sa, p->qa->qp_num, PSN_A) &&
 	       to_rts(p->qb, &sb, &c, PSN_B);
+}
+
+static bool rc_up(struct xpair *p, bool rts)
+{
+	struct pair_cfg c = default_cfg();
+
+	return rc_up_with(p, rts, RC_OPS, &c);
 }
 
 static bool begin(struct xpair *p, const char *name, bool rts)
@@ -709,6 +735,170 @@ static void case_mw(void)
 	   "RDMA_WRITE through the invalidated key: IBV_WC_REM_ACCESS_ERR, nothing written");
 	xpair_down(&p);
 	ok(!ibv_dealloc_mw(mw), "ibv_dealloc_mw");
+	tap_case = NULL;
+}
+
+/* FLUSH and ATOMIC_WRITE (IBA 1.5 annex A19) */
+
+static const uint8_t aw_value[8] = { 0x8a, 0x7b, 0x6c, 0x5d, 0x4e, 0x3f, 0x20, 0x11 };
+
+static bool placement_begin(struct xpair *p, const char *name)
+{
+	struct pair_cfg c = default_cfg();
+
+	case_prepare(name);
+	c.b_access = PLACEMENT_ACC;
+	if (rc_up_with(p, true, PLACEMENT_OPS, &c))
+		return true;
+	ok(false, "set up the QP pair with FLUSH and ATOMIC_WRITE");
+	xpair_down(p);
+	return false;
+}
+
+/* Post what A's batch holds; its one completion has @status. */
+static bool placement_done(struct xpair *p, uint64_t wr_id, int opcode,
+			   int status, const char *what)
+{
+	struct xwc w;
+	int ret = ibv_wr_complete(p->xa);
+
+	if (ret) {
+		detail("%s: ibv_wr_complete: %s", what, strerror(ret));
+		return false;
+	}
+	if (poll_ex(cqx_a, &w, 1, what) != 1)
+		return false;
+	if (status == IBV_WC_SUCCESS)
+		return want(&w, what, 0, wr_id, opcode, -1, 0, 0, p->qa);
+	if (w.wr_id != wr_id || w.status != status) {
+		detail_xwc(what, 0, &w);
+		detail("%s: want wr_id 0x%llx status %s", what,
+		       (unsigned long long)wr_id, ibv_wc_status_str(status));
+		return false;
+	}
+	return true;
+}
+
+static void atomic_write_a(struct xpair *p, uint64_t wr_id, uint32_t rkey,
+			   size_t off)
+{
+	ibv_wr_start(p->xa);
+	p->xa->wr_id = wr_id;
+	p->xa->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(p->xa, rkey, (uintptr_t)sb.buf + off, aw_value);
+}
+
+static void flush_a(struct xpair *p, uint64_t wr_id, uint32_t rkey,
+		    size_t off, size_t len, uint8_t type, uint8_t level)
+{
+	ibv_wr_start(p->xa);
+	p->xa->wr_id = wr_id;
+	p->xa->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(p->xa, rkey, (uintptr_t)sb.buf + off, len, type, level);
+}
+
+/* A region of B's buffer that may be flushed, beside side_open()'s MR. */
+static struct ibv_mr *flush_mr(void)
+{
+	struct ibv_mr *mr = ibv_reg_mr(sb.pd, sb.buf, 8192,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_FLUSH_GLOBAL);
+
+	if (!mr)
+		detail("ibv_reg_mr with IBV_ACCESS_FLUSH_GLOBAL: %s",
+		       strerror(errno));
+	return mr;
+}
+
+static void case_placement(void)
+{
+	struct ibv_mr *fmr;
+	struct xpair p;
+	bool good;
+
+	if (!placement_begin(&p, "FLUSH and ATOMIC_WRITE"))
+		return;
+	fmr = flush_mr();
+	if (!ok(fmr != NULL, "ibv_reg_mr with IBV_ACCESS_FLUSH_GLOBAL")) {
+		xpair_down(&p);
+		return;
+	}
+	memset(sb.buf, CANARY, 8192);
+	atomic_write_a(&p, 0x61, sb.mr->rkey, 64);
+	good = placement_done(&p, 0x61, IBV_WC_ATOMIC_WRITE, IBV_WC_SUCCESS,
+			      "A's ATOMIC_WRITE");
+	ok(good && same(sb.buf + 64, aw_value, 8, "the eight bytes") &&
+	   all_bytes(sb.buf, 64, CANARY, "before them") &&
+	   all_bytes(sb.buf + 72, 64, CANARY, "after them"),
+	   "ibv_wr_atomic_write(): IBV_WC_ATOMIC_WRITE, its 8 bytes land, nothing else");
+
+	if (with_flush) {
+		/* The WRITE's data is in when the FLUSH after it completes. */
+		pattern(sa.buf, 4096, 31);
+		ibv_wr_start(p.xa);
+		p.xa->wr_id = 0x62;
+		p.xa->wr_flags = 0;
+		ibv_wr_rdma_write(p.xa, fmr->rkey, (uintptr_t)sb.buf + 1024);
+		ibv_wr_set_sge(p.xa, sa.mr->lkey, (uintptr_t)sa.buf, 3000);
+		p.xa->wr_id = 0x63;
+		p.xa->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_flush(p.xa, fmr->rkey, (uintptr_t)sb.buf + 1024, 3000,
+			     IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE);
+		good = placement_done(&p, 0x63, IBV_WC_FLUSH, IBV_WC_SUCCESS,
+				      "A's WRITE then FLUSH");
+		ok(good && same(sb.buf + 1024, sa.buf, 3000, "the WRITE's data"),
+		   "ibv_wr_flush() of a range after an unsignaled WRITE: IBV_WC_FLUSH, the data is in");
+
+		flush_a(&p, 0x64, fmr->rkey, 0, 0, IBV_FLUSH_GLOBAL, IBV_FLUSH_MR);
+		ok(placement_done(&p, 0x64, IBV_WC_FLUSH, IBV_WC_SUCCESS,
+				  "A's FLUSH of the region"),
+		   "ibv_wr_flush() of the whole region: IBV_WC_FLUSH");
+	}
+	xpair_down(&p);
+
+	/* Each error sends B's QP to ERR: a new pair for the next. */
+	if (with_flush && placement_begin(&p, "FLUSH and ATOMIC_WRITE")) {
+		flush_a(&p, 0x65, fmr->rkey, 0, 64, IBV_FLUSH_PERSISTENT,
+			IBV_FLUSH_RANGE);
+		ok(placement_done(&p, 0x65, 0, IBV_WC_REM_ACCESS_ERR,
+				  "A's persistent FLUSH"),
+		   "a persistent FLUSH of a region without the right: IBV_WC_REM_ACCESS_ERR");
+		xpair_down(&p);
+	}
+	if (with_flush && placement_begin(&p, "FLUSH and ATOMIC_WRITE")) {
+		flush_a(&p, 0x66, sb.mr->rkey, 0, 64, IBV_FLUSH_GLOBAL,
+			IBV_FLUSH_RANGE);
+		ok(placement_done(&p, 0x66, 0, IBV_WC_REM_ACCESS_ERR,
+				  "A's FLUSH through a key without the right"),
+		   "a FLUSH through a key without IBV_ACCESS_FLUSH_GLOBAL: IBV_WC_REM_ACCESS_ERR");
+		xpair_down(&p);
+	}
+	if (placement_begin(&p, "FLUSH and ATOMIC_WRITE")) {
+		memset(sb.buf, CANARY, 256);
+		atomic_write_a(&p, 0x67, sb.mr->rkey, 68);
+		good = placement_done(&p, 0x67, 0, IBV_WC_REM_INV_REQ_ERR,
+				      "A's misaligned ATOMIC_WRITE");
+		ok(good && all_bytes(sb.buf, 256, CANARY, "B's buffer"),
+		   "an ATOMIC_WRITE not aligned to 8: IBV_WC_REM_INV_REQ_ERR, nothing written");
+		xpair_down(&p);
+	}
+	/* What ibv_post_send() makes of them is the provider's own. */
+	if (!strncmp(sa.dev, "softrvt", 7) &&
+	    placement_begin(&p, "FLUSH and ATOMIC_WRITE")) {
+		struct ibv_send_wr wr = {
+			.wr_id = 0x68,
+			.opcode = IBV_WR_FLUSH,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad = NULL;
+		int ret = ibv_post_send(p.qa, &wr, &bad);
+
+		ok(ret == EINVAL && bad == &wr && quiet(cqx_a, "A"),
+		   "ibv_post_send() of IBV_WR_FLUSH, which has no ibv_send_wr layout: EINVAL (got %s)",
+		   strerror(ret));
+		xpair_down(&p);
+	}
+	ok(!ibv_dereg_mr(fmr), "ibv_dereg_mr of the flushable region");
 	tap_case = NULL;
 }
 
@@ -1101,9 +1291,17 @@ static void case_refused(void)
 
 int main(int argc, char **argv)
 {
+	bool placement_only = false;
 	long long t0;
 	bool up;
 
+	if (argc == 6 && (!strcmp(argv[5], "placement") ||
+			  !strcmp(argv[5], "atomic_write"))) {
+		placement_only = true;
+		with_flush = !strcmp(argv[5], "placement");
+		exact_caps = false;
+		argc--;
+	}
 	if (!sides_from_args(argc, argv, argc > 0 ? argv[0] : "wr_ex",
 			     "softrvt0 1 softrvt0 1"))
 		return 2;
@@ -1119,7 +1317,10 @@ int main(int argc, char **argv)
 		"open B: %s, GID %d, PD, extended CQ, MR", sb.dev,
 		sb.gid_index) && up;
 	printf("# open: %lld ms\n", now_ms() - t0);
-	if (up) {
+	if (up && placement_only) {
+		TIMED(case_placement());
+	} else if (up) {
+		TIMED(case_placement());
 		TIMED(case_rc_batch());
 		TIMED(case_mw());
 		TIMED(case_bad_lkey());

@@ -96,6 +96,9 @@ static const struct verbs_context_ops softrvt_ctx_ops = {
 
 	.create_ah = softrvt_create_ah,
 	.destroy_ah = softrvt_destroy_ah,
+	/* The kernel keeps the groups: nothing of them in userspace. */
+	.attach_mcast = ibv_cmd_attach_mcast,
+	.detach_mcast = ibv_cmd_detach_mcast,
 };
 
 /* A new or imported context: its ops once the kernel took it, else undone. */

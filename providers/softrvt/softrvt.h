@@ -117,7 +117,18 @@ struct softrvt_srq {
 struct softrvt_wr {
 	struct ibv_send_wr wr;
 	size_t first_sge;		/* its SGEs, in softrvt_wr_batch.sge */
+	/*
+	 * IBV_WR_FLUSH and IBV_WR_ATOMIC_WRITE, which struct ibv_send_wr
+	 * has no fields for: the kernel's own layout, all but wr_id and
+	 * send_flags (taken from wr when it is posted).
+	 */
+	struct softrvt_placement_wr placement;
 };
+
+static inline bool softrvt_wr_is_placement(const struct ibv_send_wr *wr)
+{
+	return wr->opcode == IBV_WR_FLUSH || wr->opcode == IBV_WR_ATOMIC_WRITE;
+}
 
 struct softrvt_wr_batch {
 	struct softrvt_wr *wr;
@@ -247,6 +258,8 @@ int softrvt_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int softrvt_destroy_qp(struct ibv_qp *ibqp);
 int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
+int softrvt_post_batch(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr);
 int softrvt_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
 

@@ -1230,9 +1230,11 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-static bool softrvt_wr_is_mw(const struct ibv_send_wr *wr)
+/* WRs the kernel's post_send command does not carry. */
+static bool softrvt_wr_is_own(const struct ibv_send_wr *wr)
 {
-	return wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV;
+	return wr->opcode == IBV_WR_BIND_MW ||
+	       wr->opcode == IBV_WR_LOCAL_INV || softrvt_wr_is_placement(wr);
 }
 
 /*
@@ -1268,20 +1270,40 @@ static int softrvt_post_mw_wr(struct ibv_qp *ibqp,
 }
 
 /*
+ * Post a FLUSH or ATOMIC_WRITE of an ibv_wr_*() batch (wr.c), which alone
+ * builds them: struct ibv_send_wr has no fields for them.
+ */
+static int softrvt_post_placement_wr(struct ibv_qp *ibqp,
+				     const struct ibv_send_wr *wr)
+{
+	DECLARE_COMMAND_BUFFER(cmd, UVERBS_OBJECT_QP,
+			       SOFTRVT_METHOD_QP_POST_PLACEMENT_WR, 2);
+	const struct softrvt_wr *sw = container_of(wr, struct softrvt_wr, wr);
+	struct softrvt_placement_wr pwr = sw->placement;
+
+	pwr.wr_id = wr->wr_id;
+	pwr.send_flags = wr->send_flags;
+	fill_attr_in_obj(cmd, SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE,
+			 ibqp->handle);
+	fill_attr_in_ptr(cmd, SOFTRVT_ATTR_POST_PLACEMENT_WR_WR, &pwr);
+	return execute_ioctl(ibqp->context, cmd);
+}
+
+/*
  * The kernel takes most WRs with its post_send command, in one call for
- * the list; BIND_MW and LOCAL_INV go one by one with softrvt's method.
- * A list holding both is posted a WR at a time, in order, so that the
- * send queue holds them as the list has them; the caller's list is not
- * touched.
+ * the list; BIND_MW, LOCAL_INV and, from a batch (@batch), FLUSH and
+ * ATOMIC_WRITE go one by one with softrvt's methods.  A list holding both
+ * kinds is posted a WR at a time, in order, so that the send queue holds
+ * them as the list has them; the caller's list is not touched.
  */
 static int softrvt_post_send_list(struct ibv_qp *ibqp,
 				  struct ibv_send_wr *wr,
-				  struct ibv_send_wr **bad_wr)
+				  struct ibv_send_wr **bad_wr, bool batch)
 {
 	struct ibv_send_wr *w, one, *bad;
 	int ret;
 
-	for (w = wr; w && !softrvt_wr_is_mw(w); w = w->next)
+	for (w = wr; w && !softrvt_wr_is_own(w); w = w->next)
 		;
 	if (!w)
 		return ibv_cmd_post_send(ibqp, wr, bad_wr);
@@ -1291,6 +1313,9 @@ static int softrvt_post_send_list(struct ibv_qp *ibqp,
 			ret = softrvt_post_mw_wr(ibqp, w, w->bind_mw.rkey);
 		} else if (w->opcode == IBV_WR_LOCAL_INV) {
 			ret = softrvt_post_mw_wr(ibqp, w, w->invalidate_rkey);
+		} else if (softrvt_wr_is_placement(w)) {
+			ret = batch ? softrvt_post_placement_wr(ibqp, w) :
+				      EINVAL;
 		} else {
 			one = *w;
 			one.next = NULL;
@@ -1347,12 +1372,12 @@ static int softrvt_post_xrc(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		     last = last->next)
 			;
 		if (!last->next) {
-			ret = softrvt_post_send_list(ibqp, w, bad_wr);
+			ret = softrvt_post_send_list(ibqp, w, bad_wr, false);
 			break;
 		}
 		one = *w;
 		one.next = NULL;
-		ret = softrvt_post_send_list(ibqp, &one, &bad);
+		ret = softrvt_post_send_list(ibqp, &one, &bad, false);
 		if (ret) {
 			*bad_wr = w;
 			break;
@@ -1367,7 +1392,16 @@ int softrvt_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
 		return softrvt_post_xrc(ibqp, wr, bad_wr);
-	return softrvt_post_send_list(ibqp, wr, bad_wr);
+	return softrvt_post_send_list(ibqp, wr, bad_wr, false);
+}
+
+/* As softrvt_post_send(), for the list of an ibv_wr_*() batch (wr.c). */
+int softrvt_post_batch(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr)
+{
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
+		return softrvt_post_xrc(ibqp, wr, bad_wr);
+	return softrvt_post_send_list(ibqp, wr, bad_wr, true);
 }
 
 struct ibv_mw *softrvt_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)

@@ -41,7 +41,8 @@ uint64_t softrvt_send_ops(enum ibv_qp_type type)
 		       IBV_QP_EX_WITH_RDMA_READ |
 		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW |
+		       IBV_QP_EX_WITH_FLUSH | IBV_QP_EX_WITH_ATOMIC_WRITE;
 	case IBV_QPT_UC:
 		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
 		       IBV_QP_EX_WITH_RDMA_WRITE |
@@ -117,6 +118,7 @@ static struct ibv_send_wr *softrvt_wr_new(struct ibv_qp_ex *qpx,
 	wr->opcode = opcode;
 	wr->send_flags = qpx->wr_flags & ~IBV_SEND_INLINE;
 	b->wr[b->nwr].first_sge = b->nsge;
+	memset(&b->wr[b->nwr].placement, 0, sizeof(b->wr[b->nwr].placement));
 	b->nwr++;
 	return wr;
 }
@@ -225,6 +227,59 @@ static void softrvt_wr_local_inv(struct ibv_qp_ex *qpx,
 
 	if (wr)
 		wr->invalidate_rkey = invalidate_rkey;
+}
+
+/*
+ * FLUSH and ATOMIC_WRITE exist only here, in the ibv_wr_*() API: the
+ * batch posts them with softrvt's method (softrvt_post_placement_wr()).
+ */
+static struct softrvt_placement_wr *
+softrvt_wr_placement(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
+		     uint32_t rkey, uint64_t remote_addr)
+{
+	struct softrvt_wr_batch *b = &to_sqp_ex(qpx)->batch;
+	struct softrvt_placement_wr *p;
+
+	if (!softrvt_wr_new(qpx, opcode))
+		return NULL;
+	p = &b->wr[b->nwr - 1].placement;
+	p->remote_addr = remote_addr;
+	p->rkey = rkey;
+	return p;
+}
+
+static void softrvt_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			     uint64_t remote_addr, size_t len, uint8_t type,
+			     uint8_t level)
+{
+	struct softrvt_placement_wr *p;
+
+	p = softrvt_wr_placement(qpx, IBV_WR_FLUSH, rkey, remote_addr);
+	if (!p)
+		return;
+	/* The RETH's length is 32 bits. */
+	if (len > UINT32_MAX) {
+		softrvt_wr_fail(&to_sqp_ex(qpx)->batch, EINVAL);
+		return;
+	}
+	p->opcode = IB_UVERBS_WR_FLUSH;
+	p->length = len;
+	p->flush_type = type;
+	p->flush_level = level;
+}
+
+static void softrvt_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t remote_addr,
+				    const void *atomic_wr)
+{
+	struct softrvt_placement_wr *p;
+
+	p = softrvt_wr_placement(qpx, IBV_WR_ATOMIC_WRITE, rkey,
+				 remote_addr);
+	if (!p)
+		return;
+	p->opcode = IB_UVERBS_WR_ATOMIC_WRITE;
+	memcpy(&p->value, atomic_wr, sizeof(p->value));
 }
 
 /* As IBV_WR_BIND_MW through ibv_post_send(): the caller owns mw->rkey. */
@@ -434,8 +489,12 @@ static int softrvt_wr_check(struct softrvt_qp *qp,
 	uint64_t len = 0;
 	int i, ret;
 
-	/* They send nothing; the kernel checks them when they run. */
-	if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW)
+	/*
+	 * They send nothing, or eight bytes of their own; the kernel checks
+	 * them when they run.
+	 */
+	if (wr->opcode == IBV_WR_LOCAL_INV || wr->opcode == IBV_WR_BIND_MW ||
+	    softrvt_wr_is_placement(wr))
 		return 0;
 	if (ud && !wr->wr.ud.ah)
 		return EINVAL;
@@ -499,7 +558,7 @@ static int softrvt_batch_post(struct softrvt_qp *qp)
 		if (ret)
 			return ret;
 	}
-	return softrvt_post_send(&qp->vqp.qp, &b->wr[0].wr, &bad);
+	return softrvt_post_batch(&qp->vqp.qp, &b->wr[0].wr, &bad);
 }
 
 static int softrvt_wr_complete(struct ibv_qp_ex *qpx)
@@ -543,6 +602,10 @@ void softrvt_qp_set_wr_ops(struct softrvt_qp *qp, uint64_t send_ops)
 		qpx->wr_local_inv = softrvt_wr_local_inv;
 	if (send_ops & IBV_QP_EX_WITH_BIND_MW)
 		qpx->wr_bind_mw = softrvt_wr_bind_mw;
+	if (send_ops & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = softrvt_wr_flush;
+	if (send_ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = softrvt_wr_atomic_write;
 
 	qpx->wr_set_ud_addr = softrvt_wr_set_ud_addr;
 	qpx->wr_set_xrc_srqn = softrvt_wr_set_xrc_srqn;

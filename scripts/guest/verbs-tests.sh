@@ -84,7 +84,7 @@ pair "perftest: ib_atomic_bw" "$bw" ib_atomic_bw -d $DEV -x $GID -F -n 500
 pair "perftest: ib_send_lat -s 8" "$lat" ib_send_lat -d $DEV -x $GID -F -s 8 -n 500
 pair "perftest: ib_write_lat -s 8" "$lat" ib_write_lat -d $DEV -x $GID -F -s 8 -n 500
 
-section "verbs: verbs_ops, wire_mw, wr_ex"
+section "verbs: verbs_ops, wire_mw, wr_ex, mcast"
 if [ -x tests/verbs_ops ]; then
 	tap_prog verbs_ops "$LOG/verbs_ops.tap" tests/verbs_ops $DEV $GID
 else
@@ -105,6 +105,13 @@ if [ -x tests/wr_ex ]; then
 	tap_prog wr_ex "$LOG/wr_ex.tap" timeout 120 tests/wr_ex $DEV $GID $DEV $GID
 else
 	fail "wr_ex: binary built"
+fi
+
+# UD multicast without rdma_cm; pyverbs' test_rdmacm joins through it.
+if [ -x tests/mcast ]; then
+	tap_prog mcast "$LOG/mcast.tap" timeout 120 tests/mcast $DEV $GID 198.18.11.1
+else
+	fail "mcast: binary built"
 fi
 
 section "verbs: pyverbs"
@@ -206,16 +213,19 @@ rereg_ok=$(awk '/^test_/ { name = $1 } / \.\.\. ok$/ && name ~ /^test_mr_rereg/ 
 	END { print n + 0 }' "$mwlog")
 check "pyverbs: test_mr's five ibv_rereg_mr tests pass ($rereg_ok)" [ "$rereg_ok" = 5 ]
 
-# Nor for the extended API: only what softrvt does not offer may skip, XRC,
-# ATOMIC_WRITE and FLUSH; the rest must run (4 and 17 tests in 56.1).
-# unittest names each test's module, "test_x (tests.test_cqex.Class.test_x)",
-# and prints its verdict on that line or, after a docstring, the next.
-for m in test_cqex:4 test_qpex:17; do
-	log=$(pyverbs_log "${m%:*}")
-	awk -v m="${m%:*}" '/^test_[^ ]* \(tests\./ { cur = index($0, "(tests." m ".") } cur' \
-		"$log" > "$log.${m%:*}"
-	check "pyverbs: ${m%:*} runs ${m#*:} tests, skips only XRC, ATOMIC_WRITE and FLUSH" \
-		sh -c "[ \$(grep -ac ' ok\$' $log.${m%:*}) -ge ${m#*:} ] && ! grep -a ' skipped ' $log.${m%:*} | grep -qvE 'xrc|atomic_write|flush'"
+# Nor for the extended API and rdma_cm: every test of test_cqex, test_qpex
+# and test_rdmacm must run and pass (5, 22 and 10 in 56.1): XRC, FLUSH,
+# ATOMIC_WRITE and multicast included.  unittest names each test's
+# module, "test_x (tests.test_cqex.Class.test_x)", and prints its verdict
+# on that line or, after a docstring or the test's own output, alone on
+# the next.
+for m in test_cqex:5:none test_qpex:22:none test_rdmacm:10:none; do
+	IFS=: read -r mod want skip <<< "$m"
+	log=$(pyverbs_log "$mod")
+	awk -v m="$mod" '/^test_[^ ]* \(tests\./ { cur = index($0, "(tests." m ".") } cur' \
+		"$log" > "$log.$mod"
+	check "pyverbs: $mod runs $want tests, skips none" \
+		sh -c "[ \$(grep -acE '(^| )ok\$' $log.$mod) -ge $want ] && ! grep -a ' skipped ' $log.$mod | grep -qvE '$skip'"
 done
 
 ip link set v0 mtu 1500

@@ -363,6 +363,40 @@ rc_case("a WRITE MIDDLE within a SEND is an invalid request",
         ("err_naks_sent",), ERR, INV_REQ)
 
 
+# FLUSH and ATOMIC_WRITE (IBA 1.5 annex A19), answered with a READ
+# response without payload.
+RC_FLUSH, RC_ATOMIC_WRITE = 0x1c, 0x1d
+FLUSH_GLOBAL, FLUSH_RANGE = 1, 0
+
+
+def feth(plt, sel=FLUSH_RANGE):
+    return struct.pack("!I", sel << 4 | plt)
+
+
+value = bytes(range(0x51, 0x59))
+rc_case("an ATOMIC_WRITE is answered with one READ response",
+        [req(RC_ATOMIC_WRITE, RQ_PSN, value, reth(8, off=64))],
+        (), RTR, None, tx=1)
+report("RC responder: the ATOMIC_WRITE's 8 bytes landed",
+       [] if mr.read(8, 64) == value else
+       ["read %s" % mr.read(8, 64).hex()])
+rc_case("an ATOMIC_WRITE of 4 bytes is an invalid request",
+        [req(RC_ATOMIC_WRITE, RQ_PSN, value[:4], reth(8, off=64))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("an ATOMIC_WRITE whose RETH says 16 bytes is an invalid request",
+        [req(RC_ATOMIC_WRITE, RQ_PSN, value, reth(16, off=64))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("an ATOMIC_WRITE not aligned to 8 is an invalid request",
+        [req(RC_ATOMIC_WRITE, RQ_PSN, value, reth(8, off=68))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("a FLUSH of a placement type that does not exist is an invalid "
+        "request",
+        [req(RC_FLUSH, RQ_PSN, ext=feth(4) + reth(64))],
+        ("err_naks_sent",), ERR, FLUSH)
+rc_case("a FLUSH the QP has no right to is a remote access error",
+        [req(RC_FLUSH, RQ_PSN, ext=feth(FLUSH_GLOBAL) + reth(64))],
+        ("err_naks_sent",), ERR, FLUSH)
+
 # --- Packets that are not the connection's ------------------------------
 
 rc_case("a SEND from another address than the QP's peer is dropped; the "

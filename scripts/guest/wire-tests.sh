@@ -182,6 +182,19 @@ section "wire: memory windows"
 tap_prog "wire mw" "$OUT/wire/mw.tap" \
 	timeout 300 tests/wire_mw softrvt1 "$ig1" softrvt2 "$ig2"
 
+section "wire: FLUSH and ATOMIC_WRITE, softrvt and rxe both ways"
+# wr_ex's placement case: data, completions, errors.  With rdma_rxe
+# ATOMIC_WRITE only, both ways: rxe's FLUSH has another ICRC than
+# RoCEv2's (Documentation/softrvt/pyverbs.rst, "FLUSH and rdma_rxe").
+ig3=$(gid_index softrvt3 198.18.13.2)
+igr=$(gid_index rxe0 198.18.13.1)
+tap_prog "wire placement srvt-srvt" "$OUT/wire/placement.tap" \
+	timeout 300 tests/wr_ex softrvt1 "$ig1" softrvt2 "$ig2" placement
+tap_prog "wire placement srvt-rxe" "$OUT/wire/placement-rxe.tap" \
+	timeout 300 tests/wr_ex softrvt3 "$ig3" rxe0 "$igr" atomic_write
+tap_prog "wire placement rxe-srvt" "$OUT/wire/rxe-placement.tap" \
+	timeout 300 tests/wr_ex rxe0 "$igr" softrvt3 "$ig3" atomic_write
+
 section "wire: malformed packets are counted and dropped"
 ns_exec ns2 scripts/guest/wire-malformed.py softrvt1 198.18.12.2 198.18.12.1 \
 	"$ig1" ns1 w0 w1 > "$OUT/wire/malformed.tap" 2>&1

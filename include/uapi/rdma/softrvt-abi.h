@@ -70,6 +70,7 @@ struct softrvt_qp_state {
 enum softrvt_qp_methods {
 	SOFTRVT_METHOD_QP_POST_MW_WR = (1U << UVERBS_ID_NS_SHIFT),
 	SOFTRVT_METHOD_QP_SET_XRC_SRQN,
+	SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
 };
 
 enum softrvt_post_mw_wr_attrs {
@@ -103,6 +104,31 @@ struct softrvt_mw_wr {
 enum softrvt_set_xrc_srqn_attrs {
 	SOFTRVT_ATTR_SET_XRC_SRQN_QP_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
 	SOFTRVT_ATTR_SET_XRC_SRQN_SRQN,	/* __u32 */
+};
+
+/*
+ * Nor IB_UVERBS_WR_FLUSH and IB_UVERBS_WR_ATOMIC_WRITE, the memory
+ * placement extensions (IBA 1.5 annex A19) of ibv_wr_flush() and
+ * ibv_wr_atomic_write(), RC only: the provider posts each with
+ * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR, which joins the send queue in
+ * order as SOFTRVT_METHOD_QP_POST_MW_WR does and fails as post_send would.
+ */
+enum softrvt_post_placement_wr_attrs {
+	SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTRVT_ATTR_POST_PLACEMENT_WR_WR,	/* struct softrvt_placement_wr */
+};
+
+struct softrvt_placement_wr {
+	__aligned_u64 wr_id;
+	__u32 opcode;		/* IB_UVERBS_WR_FLUSH or _ATOMIC_WRITE */
+	__u32 send_flags;	/* IB_UVERBS_SEND_SIGNALED and the like */
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 length;		/* FLUSH: the range's bytes; else 0 */
+	__aligned_u64 value;	/* ATOMIC_WRITE: its 8 bytes, as given */
+	__u8 flush_type;	/* FLUSH: IB_FLUSH_GLOBAL and/or _PERSISTENT */
+	__u8 flush_level;	/* FLUSH: IB_FLUSH_RANGE or IB_FLUSH_MR */
+	__u8 reserved[6];	/* 0 */
 };
 
 #endif /* SOFTRVT_ABI_USER_H */

@@ -286,8 +286,8 @@ static void rvt_comp_aeth(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 	}
 }
 
-/* The sent READ or atomic WQE that an answer with @psn belongs to. */
-static struct rvt_swqe *rvt_comp_rd_wqe(struct rvt_qp *qp, u32 psn)
+/* The sent WQE, not failed, that holds @psn. */
+static struct rvt_swqe *rvt_comp_wqe_at(struct rvt_qp *qp, u32 psn)
 {
 	u32 i = qp->s_tail;
 
@@ -298,12 +298,36 @@ static struct rvt_swqe *rvt_comp_rd_wqe(struct rvt_qp *qp, u32 psn)
 		    rvt_psn_cmp(psn, wqe->psn) < 0)
 			return NULL;
 		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0)
-			return rvt_wqe_is_rd_atomic(wqe) ? wqe : NULL;
+			return wqe;
 		if (i == qp->s_cur)
 			break;
 		i = rvt_comp_next(qp, i);
 	}
 	return NULL;
+}
+
+/* The sent READ or atomic WQE that an answer with @psn belongs to. */
+static struct rvt_swqe *rvt_comp_rd_wqe(struct rvt_qp *qp, u32 psn)
+{
+	struct rvt_swqe *wqe = rvt_comp_wqe_at(qp, psn);
+
+	return wqe && rvt_wqe_is_rd_atomic(wqe) ? wqe : NULL;
+}
+
+/*
+ * A FLUSH or ATOMIC_WRITE is answered with a READ response without
+ * payload, which acknowledges it as an ACK would (IBA 1.5 annex A19).
+ */
+static bool rvt_comp_is_placement_ack(struct rvt_qp *qp,
+				      const struct rvt_pkt *pkt)
+{
+	struct rvt_swqe *wqe;
+
+	if ((pkt->opcode & 0x1f) != IB_OPCODE_RDMA_READ_RESPONSE_ONLY ||
+	    pkt->payload_len)
+		return false;
+	wqe = rvt_comp_wqe_at(qp, pkt->psn);
+	return wqe && rvt_opcode_is_placement(wqe->opcode);
 }
 
 /* Check a READ response against its WQE and write its data. */
@@ -451,8 +475,9 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 	case IB_OPCODE_RDMA_READ_RESPONSE_MIDDLE:
 	case IB_OPCODE_RDMA_READ_RESPONSE_LAST:
 	case IB_OPCODE_RDMA_READ_RESPONSE_ONLY:
-		if ((pkt->mask & RVT_HDR_AETH) &&
-		    (syndrome & RVT_AETH_TYPE_MASK) != RVT_AETH_ACK) {
+		if (((pkt->mask & RVT_HDR_AETH) &&
+		     (syndrome & RVT_AETH_TYPE_MASK) != RVT_AETH_ACK) ||
+		    rvt_comp_is_placement_ack(qp, pkt)) {
 			rvt_comp_aeth(qp, pkt, aeth);
 			break;
 		}

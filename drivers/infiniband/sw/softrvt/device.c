@@ -40,7 +40,10 @@ static int rvt_query_device(struct ib_device *ibdev,
 				  IB_DEVICE_MEM_MGT_EXTENSIONS |
 				  IB_DEVICE_MEM_WINDOW |
 				  IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				  IB_DEVICE_XRC;
+				  IB_DEVICE_XRC |
+				  /* Not _PERSISTENT: no persistent memory. */
+				  IB_DEVICE_FLUSH_GLOBAL |
+				  IB_DEVICE_ATOMIC_WRITE;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	props->max_send_sge = RVT_MAX_SGE;
 	props->max_recv_sge = RVT_MAX_SGE;
@@ -57,6 +60,10 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->max_pkeys = 1;
 	props->local_ca_ack_delay = 15;
 	props->max_ah = RVT_MAX_AH;
+	props->max_mcast_grp = RVT_MAX_MCAST_GRP;
+	props->max_mcast_qp_attach = RVT_MAX_MCAST_QP_ATTACH;
+	props->max_total_mcast_qp_attach = RVT_MAX_MCAST_GRP *
+					   RVT_MAX_MCAST_QP_ATTACH;
 	props->max_qp_rd_atom = RVT_MAX_RD_ATOMIC;
 	props->max_qp_init_rd_atom = RVT_MAX_RD_ATOMIC;
 	props->max_res_rd_atom = RVT_MAX_RD_ATOMIC * RVT_MAX_QP;
@@ -231,6 +238,8 @@ static void rvt_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&rdi->mr_xa));
 	WARN_ON(!xa_empty(&rdi->srq_xa));
 	WARN_ON(!xa_empty(&rdi->counter_xa));
+	/* Every QP left its groups when it was destroyed. */
+	WARN_ON(!list_empty(&rdi->mcast_grps));
 	/* Every QP is gone, and with it every queued packet. */
 	WARN_ON(atomic_long_read(&rdi->rx_queued));
 	xa_destroy(&rdi->qp_xa);
@@ -270,6 +279,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.alloc_hw_port_stats = rvt_alloc_hw_port_stats,
 	.alloc_mr = rvt_alloc_mr,
 	.alloc_mw = rvt_alloc_mw,
+	.attach_mcast = rvt_attach_mcast,
 	.alloc_pd = rvt_alloc_pd,
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.alloc_xrcd = rvt_alloc_xrcd,
@@ -293,6 +303,7 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.destroy_cq = rvt_destroy_cq,
 	.destroy_qp = rvt_destroy_qp,
 	.destroy_srq = rvt_destroy_srq,
+	.detach_mcast = rvt_detach_mcast,
 	.device_group = &rvt_attr_group,
 	.disassociate_ucontext = rvt_disassociate_ucontext,
 	.fill_res_cq_entry = rvt_fill_res_cq_entry,
@@ -350,6 +361,8 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 	rdi->ndev = ndev;
 	INIT_LIST_HEAD(&rdi->list);
 	spin_lock_init(&rdi->atomic_lock);
+	spin_lock_init(&rdi->mcast_lock);
+	INIT_LIST_HEAD(&rdi->mcast_grps);
 	xa_init_flags(&rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->srq_xa, XA_FLAGS_ALLOC1);

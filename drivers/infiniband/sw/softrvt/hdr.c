@@ -39,6 +39,9 @@ static const u16 rvt_op_mask[32] = {
 	[IB_OPCODE_FETCH_ADD] = RVT_HDR_ATMETH,
 	[IB_OPCODE_SEND_LAST_WITH_INVALIDATE] = RVT_HDR_IETH | RVT_HDR_PAYLOAD,
 	[IB_OPCODE_SEND_ONLY_WITH_INVALIDATE] = RVT_HDR_IETH | RVT_HDR_PAYLOAD,
+	/* The memory placement extensions; both are answered like a READ. */
+	[IB_OPCODE_FLUSH] = RVT_HDR_FETH | RVT_HDR_RETH,
+	[IB_OPCODE_ATOMIC_WRITE] = RVT_HDR_RETH | RVT_HDR_PAYLOAD,
 };
 
 /**
@@ -102,6 +105,8 @@ int rvt_hdr_len(u16 mask)
 		len += sizeof(struct rvt_xrceth);
 	if (mask & RVT_HDR_DETH)
 		len += sizeof(struct rvt_deth);
+	if (mask & RVT_HDR_FETH)
+		len += sizeof(struct rvt_feth);
 	if (mask & RVT_HDR_RETH)
 		len += sizeof(struct rvt_reth);
 	if (mask & RVT_HDR_ATMETH)

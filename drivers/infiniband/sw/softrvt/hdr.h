@@ -50,6 +50,21 @@ struct rvt_atmack {
 	__be64 orig;
 } __packed;
 
+/*
+ * The FLUSH extended transport header (IBA 1.5 annex A19, memory
+ * placement extensions), before the RETH of a FLUSH: what the flush makes
+ * the data (its placement type, IB_FLUSH_GLOBAL and IB_FLUSH_PERSISTENT
+ * bits) and of what (selectivity: IB_FLUSH_RANGE, the RETH's range, or
+ * IB_FLUSH_MR, the whole region).
+ */
+struct rvt_feth {
+	__be32 bits;			/* resv:26 SEL:2 PLT:4 */
+};
+
+#define RVT_FETH_PLT_MASK	0x0000000f
+#define RVT_FETH_SEL_MASK	0x00000030
+#define RVT_FETH_SEL_SHIFT	4
+
 /* Right after the BTH of every XRC request (IBA 9.3.x). */
 struct rvt_xrceth {
 	__be32 srqn;			/* resv:8 XRCSRQ:24 */
@@ -91,6 +106,7 @@ enum {
 	RVT_HDR_ATMACK	= BIT(6),
 	RVT_HDR_PAYLOAD	= BIT(7),	/* may carry payload */
 	RVT_HDR_XRCETH	= BIT(8),
+	RVT_HDR_FETH	= BIT(9),
 };
 
 /* A parsed transport packet: offsets from the start of the BTH. */

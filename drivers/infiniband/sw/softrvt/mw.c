@@ -434,5 +434,6 @@ ADD_UVERBS_METHODS(softrvt_qp, UVERBS_OBJECT_QP,
 const struct uapi_definition rvt_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp),
 	UAPI_DEF_CHAIN(rvt_xrc_uapi_defs),
+	UAPI_DEF_CHAIN(rvt_placement_uapi_defs),
 	{},
 };

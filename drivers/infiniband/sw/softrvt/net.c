@@ -92,6 +92,13 @@ static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
 	}
 }
 
+/* From here skb->data is the BTH and skb->len ends before the ICRC. */
+static void rvt_rx_trim(struct sk_buff *skb, struct udphdr *udph, u32 ulen)
+{
+	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
+	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+}
+
 /*
  * Check a packet as far as it can be checked without its QP's state and
  * queue it there.  Takes ownership of @skb.
@@ -132,6 +139,20 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		drop = RVT_CNT_DROP_BAD_PKEY;
 		goto drop;
 	}
+	pkt->ipv6 = ipv6;
+
+	/* UD only: no connection ever has the multicast QPN (IBA 10.5.2.2). */
+	if (pkt->qpn == RVT_MCAST_QPN) {
+		if ((pkt->opcode & 0xe0) != IB_OPCODE_UD ||
+		    !(ipv6 ? ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) :
+			     ipv4_is_multicast(ip_hdr(skb)->daddr))) {
+			drop = RVT_CNT_DROP_BAD_TRANSPORT;
+			goto drop;
+		}
+		rvt_rx_trim(skb, udph, ulen);
+		rvt_mcast_rcv(rdi, skb);
+		return;
+	}
 
 	qp = rvt_lookup_qpn(rdi, pkt->qpn);
 	if (!qp) {
@@ -144,10 +165,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		goto drop;
 	}
 
-	pkt->ipv6 = ipv6;
-	/* From here skb->data is the BTH and skb->len ends before the ICRC. */
-	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
-	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+	rvt_rx_trim(skb, udph, ulen);
 	rvt_qp_count_pkt(qp, false, pkt->payload_len);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 

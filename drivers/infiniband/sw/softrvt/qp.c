@@ -739,6 +739,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
+	rvt_mcast_detach_qp(qp);
 	rvt_qp_unpublish(rdi, qp);
 	rvt_mw_unbind_qp(qp);
 	rvt_qp_free_queues(qp);
@@ -756,13 +757,19 @@ static bool rvt_wr_is_local_op(const struct ib_send_wr *wr)
 	       wr->opcode == IB_WR_BIND_MW;
 }
 
-/* @bind: IB_WR_BIND_MW is allowed, @wr is then in a struct rvt_bind_wr. */
+/*
+ * @own: softrvt's own WR layouts are allowed: @wr is then in a struct
+ * rvt_bind_wr (IB_WR_BIND_MW) or struct rvt_placement_wr (IB_WR_FLUSH,
+ * IB_WR_ATOMIC_WRITE).
+ */
 static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr,
-			     bool bind)
+			     bool own)
 {
 	if (wr->opcode == IB_WR_BIND_MW)
-		return bind && (qp->ibqp.qp_type == IB_QPT_RC ||
-				qp->ibqp.qp_type == IB_QPT_UC) ? 0 : -EINVAL;
+		return own && (qp->ibqp.qp_type == IB_QPT_RC ||
+			       qp->ibqp.qp_type == IB_QPT_UC) ? 0 : -EINVAL;
+	if (rvt_opcode_is_placement(wr->opcode))
+		return own && qp->ibqp.qp_type == IB_QPT_RC ? 0 : -EINVAL;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_XRC_TGT:
 		return -EINVAL;		/* it has no send queue */
@@ -823,6 +830,15 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 	*len = 0;
 	if (rvt_wr_is_local_op(wr))
 		return 0;
+	if (wr->opcode == IB_WR_ATOMIC_WRITE) {
+		*len = sizeof(u64);
+		return 0;
+	}
+	/* A FLUSH sends nothing: its length is the range it flushes. */
+	if (wr->opcode == IB_WR_FLUSH) {
+		*len = container_of(wr, struct rvt_placement_wr, wr)->length;
+		return 0;
+	}
 	for (i = 0; i < wr->num_sge; i++)
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
 			return -EINVAL;
@@ -893,6 +909,19 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		wqe->num_sge = 0;
 		return;
 	}
+	case IB_WR_FLUSH:
+	case IB_WR_ATOMIC_WRITE: {
+		const struct rvt_placement_wr *pwr =
+			container_of(wr, struct rvt_placement_wr, wr);
+
+		wqe->remote_addr = pwr->remote_addr;
+		wqe->rkey = pwr->rkey;
+		wqe->compare_add = pwr->value;
+		wqe->flush_type = pwr->flush_type;
+		wqe->flush_level = pwr->flush_level;
+		wqe->num_sge = 0;
+		return;
+	}
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -943,9 +972,9 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	wqe->num_sge = wr->num_sge;
 }
 
-/* Post a list of WRs; @bind: as in rvt_check_send_wr(). */
+/* Post a list of WRs; @own: as in rvt_check_send_wr(). */
 static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad_wr, bool bind)
+			const struct ib_send_wr **bad_wr, bool own)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
@@ -956,11 +985,12 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	for (; wr; wr = wr->next) {
 		bool is_inline = (wr->send_flags & IB_SEND_INLINE) &&
 				 wr->opcode != IB_WR_RDMA_READ &&
-				 !rvt_wr_is_local_op(wr);
+				 !rvt_wr_is_local_op(wr) &&
+				 !rvt_opcode_is_placement(wr->opcode);
 		enum ib_qp_state state;
 		u32 next, len;
 
-		ret = rvt_check_send_wr(qp, wr, bind);
+		ret = rvt_check_send_wr(qp, wr, own);
 		if (!ret)
 			ret = rvt_send_wr_length(wr, &len);
 		/* A UD message is one packet: no larger than the path MTU. */
@@ -1017,7 +1047,8 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * Each WR is checked and copied into the send queue; the send engine then
  * runs them in order.  Allowed in RTS, in SQD (run after the return to
  * RTS), and in SQE and ERR (flushed).  Any context for kernel QPs.
- * IB_WR_BIND_MW, which ib_verbs gives no layout, is refused.
+ * IB_WR_BIND_MW, IB_WR_FLUSH and IB_WR_ATOMIC_WRITE, which ib_verbs gives
+ * no layout, are refused.
  *
  * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
  * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
@@ -1028,6 +1059,22 @@ int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return rvt_post_wrs(ibqp, wr, bad_wr, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_post_send);
+
+/**
+ * rvt_post_own_wr - post one WR that may be in one of softrvt's layouts
+ * @ibqp: the QP
+ * @wr: the WR, alone, as rvt_check_send_wr() takes it with @own
+ *
+ * For the callers below, which check the opcode.  Process context.
+ *
+ * Return: 0 or a negative errno, as rvt_post_send().
+ */
+int rvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return rvt_post_wrs(ibqp, wr, &bad, true);
+}
 
 /**
  * rvt_post_local_wr - post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
@@ -1041,12 +1088,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_post_send);
  */
 int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
 {
-	const struct ib_send_wr *bad;
-
 	if (wr->next || (wr->opcode != IB_WR_BIND_MW &&
 			 wr->opcode != IB_WR_LOCAL_INV))
 		return -EINVAL;
-	return rvt_post_wrs(ibqp, wr, &bad, true);
+	return rvt_post_own_wr(ibqp, wr);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_post_local_wr);
 

@@ -77,7 +77,8 @@ bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe)
 static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe)
 {
 	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
+	    wqe->opcode == IB_WR_FLUSH)
 		return 1;
 	/* In 64 bits: a length near 4 GiB must not wrap to a few packets. */
 	return max_t(u64, 1, DIV_ROUND_UP_ULL(wqe->length, wqe->pmtu));
@@ -169,6 +170,10 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 		return base | IB_OPCODE_COMPARE_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return base | IB_OPCODE_FETCH_ADD;
+	case IB_WR_FLUSH:
+		return base | IB_OPCODE_FLUSH;
+	case IB_WR_ATOMIC_WRITE:
+		return base | IB_OPCODE_ATOMIC_WRITE;
 	case IB_WR_SEND_WITH_INV:
 		/* RC only; its last packet carries the rkey in an IETH. */
 		if (last && first)
@@ -225,6 +230,12 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & RVT_BTH_QPN_MASK);
 		p += sizeof(*deth);
 	}
+	if (mask & RVT_HDR_FETH) {
+		put_unaligned_be32((wqe->flush_level << RVT_FETH_SEL_SHIFT &
+				    RVT_FETH_SEL_MASK) |
+				   (wqe->flush_type & RVT_FETH_PLT_MASK), p);
+		p += sizeof(struct rvt_feth);
+	}
 	if (mask & RVT_HDR_RETH) {
 		struct rvt_reth *reth = (struct rvt_reth *)p;
 
@@ -275,7 +286,8 @@ static int rvt_req_sge(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
 {
 	if (!wqe->num_sge) {
 		rvt_sge_state_init_one(&qp->s_sge, NULL,
-				       (uintptr_t)wqe->sg_list, wqe->length);
+				       (uintptr_t)rvt_swqe_inline(wqe),
+				       wqe->length);
 	} else if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
 				      wqe->num_sge, 0)) {
 		return -EACCES;
@@ -501,8 +513,8 @@ static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
 	wqe->wire_status = IB_WC_SUCCESS;
 	if (rvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
 		wqe->wire_status = IB_WC_LOC_QP_OP_ERR;
-	else if (wqe->opcode == IB_WR_RDMA_READ)
-		;	/* its list is written when the responses come */
+	else if (wqe->opcode == IB_WR_RDMA_READ || wqe->opcode == IB_WR_FLUSH)
+		;	/* a READ's list is written when the responses come */
 	else if (rvt_req_sge(qp, wqe, 0))
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
 	else
@@ -613,6 +625,13 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 		}
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
 			       qp->s_psn, 0, 0, true, NULL, 0);
+		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		return RVT_REQ_WQE_SENT;
+	}
+	/* Its RETH carries the range; it sends nothing of its own. */
+	if (wqe->opcode == IB_WR_FLUSH) {
+		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
+			       qp->s_psn, 0, 0, true, NULL, wqe->length);
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		return RVT_REQ_WQE_SENT;
 	}

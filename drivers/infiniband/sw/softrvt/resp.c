@@ -580,6 +580,46 @@ static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
 	return 0;
 }
 
+/*
+ * FLUSH and ATOMIC_WRITE (placement.c), answered with a READ response
+ * without payload.  Return: 0 or a NAK code.
+ */
+static int rvt_resp_placement(struct rvt_qp *qp, struct sk_buff *skb,
+			      struct rvt_pkt *pkt)
+{
+	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
+	const struct rvt_reth *reth;
+	u64 va, value;
+	u32 rkey, len;
+	int ret;
+
+	reth = (const void *)(pkt->mask & RVT_HDR_FETH ?
+			      hdr + sizeof(struct rvt_feth) : hdr);
+	va = get_unaligned_be64(&reth->va);
+	rkey = get_unaligned_be32(&reth->rkey);
+	len = get_unaligned_be32(&reth->len);
+	if (pkt->mask & RVT_HDR_FETH) {
+		u32 feth = get_unaligned_be32(hdr);
+
+		ret = rvt_placement_flush(qp, rkey, va, len,
+					  feth & RVT_FETH_PLT_MASK,
+					  (feth & RVT_FETH_SEL_MASK) >>
+					  RVT_FETH_SEL_SHIFT);
+	} else {
+		/* oA19-28: eight bytes, no more, no fewer, no pad. */
+		if (len != sizeof(value) || pkt->payload_len != sizeof(value) ||
+		    pkt->pad)
+			return RVT_NAK_INV_REQ;
+		memcpy(&value, skb->data + pkt->hdr_len, sizeof(value));
+		ret = rvt_placement_atomic_write(qp, rkey, va, value);
+	}
+	if (ret)
+		return ret == -EACCES ? RVT_NAK_REM_ACCESS : RVT_NAK_INV_REQ;
+	rvt_resp_answer(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, pkt->psn,
+			RVT_AETH_ACK | RVT_AETH_NO_CREDIT, 0, NULL);
+	return 0;
+}
+
 static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 			       struct rvt_pkt *pkt)
 {
@@ -606,6 +646,16 @@ static void rvt_resp_duplicate(struct rvt_qp *qp, struct sk_buff *skb,
 				return;
 			}
 		}
+		return;
+	case IB_OPCODE_FLUSH:
+	case IB_OPCODE_ATOMIC_WRITE:
+		/*
+		 * Done once, in order, when first taken: answered again, not
+		 * done again (oA19-14): later requests may have written since.
+		 */
+		rvt_resp_answer(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY,
+				pkt->psn, RVT_AETH_ACK | RVT_AETH_NO_CREDIT, 0,
+				NULL);
 		return;
 	default:
 		qp->r_ack_pending = true;
@@ -760,6 +810,13 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 		if (!ret)
 			qp->r_ack_pending = false;
 		break;
+	case IB_OPCODE_FLUSH:
+	case IB_OPCODE_ATOMIC_WRITE:
+		ret = qp->r_in_msg ? RVT_NAK_INV_REQ :
+		      rvt_resp_placement(qp, skb, pkt);
+		if (!ret)
+			qp->r_ack_pending = false;
+		break;
 	default:
 		ret = rvt_resp_message(qp, skb, pkt);
 		if (ret == -ENOENT) {
@@ -788,7 +845,8 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	if (rvt_op_last(op) || op == IB_OPCODE_RDMA_READ_REQUEST ||
-	    op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD)
+	    op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD ||
+	    op == IB_OPCODE_FLUSH || op == IB_OPCODE_ATOMIC_WRITE)
 		qp->r_msn = (qp->r_msn + 1) & RVT_BTH_PSN_MASK;
 	qp->r_psn = next;
 	qp->r_nak_sent = false;

@@ -136,6 +136,10 @@ static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case IB_WR_FLUSH:
+		return IB_WC_FLUSH;
+	case IB_WR_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
 	case IB_WR_LOCAL_INV:
@@ -217,8 +221,11 @@ static int rvt_ruc_local_sge(struct rvt_qp *sqp, struct rvt_swqe *wqe)
 	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
 		access = IB_ACCESS_LOCAL_WRITE;
 	if (!wqe->num_sge && wqe->length) {
+		/* A FLUSH's length is the range: it has nothing to send. */
 		rvt_sge_state_init_one(&sqp->s_sge, NULL,
-				       (uintptr_t)wqe->sg_list, wqe->length);
+				       (uintptr_t)rvt_swqe_inline(wqe),
+				       wqe->opcode == IB_WR_FLUSH ? 0 :
+								   wqe->length);
 		return 0;
 	}
 	return rvt_sge_state_init(&sqp->s_sge, sqp->ibqp.pd, wqe->sg_list,
@@ -481,6 +488,21 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 		}
 		rvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
 		rvt_sge_state_release(&sqp->r_sge);
+		return RVT_RUC_DONE;
+	case IB_WR_FLUSH:
+	case IB_WR_ATOMIC_WRITE:
+		ret = wqe->opcode == IB_WR_FLUSH ?
+		      rvt_placement_flush(qp, wqe->rkey, wqe->remote_addr, len,
+					  wqe->flush_type, wqe->flush_level) :
+		      rvt_placement_atomic_write(qp, wqe->rkey,
+						 wqe->remote_addr,
+						 wqe->compare_add);
+		if (ret)
+			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
+							  0,
+							  ret == -EACCES ?
+							  IB_WC_REM_ACCESS_ERR :
+							  IB_WC_REM_INV_REQ_ERR);
 		return RVT_RUC_DONE;
 	default:	/* atomics */
 		if (!qp->attr.max_dest_rd_atomic ||

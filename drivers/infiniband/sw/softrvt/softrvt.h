@@ -42,6 +42,10 @@
 #define RVT_MAX_MSG_SZ		BIT(31)
 #define RVT_MAX_AH		65536
 #define RVT_MAX_RD_ATOMIC	128
+#define RVT_MAX_MCAST_GRP	1024
+#define RVT_MAX_MCAST_QP_ATTACH	64
+/* The destination QP of a multicast packet (IBA 10.5.2.2). */
+#define RVT_MCAST_QPN		0xffffff
 #define RVT_PORT_GID_TBL_LEN	128
 #define RVT_VENDOR_ID		0xffffff
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
@@ -148,6 +152,10 @@ struct rvt_dev_info {
 	struct xarray counter_xa;
 	/* Truesize of the packets on every QP's r_pkts, see rvt_rx_queue(). */
 	atomic_long_t rx_queued;
+	/* Multicast groups and the QPs attached, see mcast.c. */
+	spinlock_t mcast_lock;
+	struct list_head mcast_grps;
+	u32 n_mcast_grps;
 };
 
 const char *rvt_counter_name(enum rvt_counter c);
@@ -345,8 +353,10 @@ struct rvt_swqe {
 	u32 length;			/* payload bytes */
 	u64 remote_addr;		/* RDMA and atomics */
 	u32 rkey;			/* also the key to invalidate */
-	u64 compare_add;
+	u64 compare_add;		/* ATOMIC_WRITE: its 8 bytes, as given */
 	u64 swap;
+	u8 flush_type;			/* FLUSH: IB_FLUSH_GLOBAL, _PERSISTENT */
+	u8 flush_level;			/* FLUSH: IB_FLUSH_RANGE or IB_FLUSH_MR */
 	u32 remote_qpn;			/* UD */
 	u32 xrc_srqn;			/* XRC: the SRQ it is for, at the peer */
 	u32 remote_qkey;
@@ -385,6 +395,35 @@ struct rvt_bind_wr {
 	u64 length;			/* 0: unbind (type 1 only) */
 	int access;
 };
+
+/*
+ * IB_WR_FLUSH and IB_WR_ATOMIC_WRITE as rvt_post_placement_wr() takes
+ * them: ib_verbs defines no layout for them either.
+ */
+struct rvt_placement_wr {
+	struct ib_send_wr wr;
+	u64 remote_addr;
+	u32 rkey;
+	u32 length;			/* FLUSH: the range's bytes */
+	u64 value;			/* ATOMIC_WRITE: its 8 bytes, as given */
+	u8 flush_type;
+	u8 flush_level;
+};
+
+static inline bool rvt_opcode_is_placement(enum ib_wr_opcode opcode)
+{
+	return opcode == IB_WR_FLUSH || opcode == IB_WR_ATOMIC_WRITE;
+}
+
+/*
+ * Where a WQE without SGEs keeps the bytes it sends: an inline payload in
+ * its sg_list, an ATOMIC_WRITE's operand in compare_add.
+ */
+static inline void *rvt_swqe_inline(struct rvt_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_ATOMIC_WRITE ? (void *)&wqe->compare_add :
+						   (void *)wqe->sg_list;
+}
 
 /*
  * An RDMA READ request the responder took: answered a bounded number of
@@ -768,6 +807,19 @@ int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
 int rvt_rkey_invalidate(struct rvt_qp *qp, u32 rkey);
 void rvt_mw_unbind_qp(struct rvt_qp *qp);
 
+/* mcast.c */
+int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int rvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void rvt_mcast_detach_qp(struct rvt_qp *qp);
+void rvt_mcast_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb);
+
+/* placement.c */
+extern const struct uapi_definition rvt_placement_uapi_defs[];
+int rvt_placement_flush(struct rvt_qp *qp, u32 rkey, u64 iova, u32 len,
+			u8 type, u8 level);
+int rvt_placement_atomic_write(struct rvt_qp *qp, u32 rkey, u64 iova,
+			       u64 value);
+
 /* sge.c */
 int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
 		       const struct rvt_wqe_sge *list, u32 n, int access);
@@ -915,7 +967,9 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);
+int rvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
 int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int rvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
 int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr);
 

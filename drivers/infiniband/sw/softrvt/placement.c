@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The memory placement extensions of IBA 1.5 (annex A19) on RC: FLUSH,
+ * which makes what earlier requests wrote visible (globally, or
+ * persistently) before it is answered, and ATOMIC_WRITE, which stores
+ * eight bytes at once.  Both are answered with an RDMA READ response
+ * without payload, as rdma_rxe answers them.
+ *
+ * The responder's half is here, shared by the wire's responder (resp.c)
+ * and the same-device path (ruc.c); so is the uverbs method that posts
+ * them, since ib_uverbs' post_send carries neither.
+ *
+ * softrvt has no persistent memory: no region may be registered with
+ * IB_ACCESS_FLUSH_PERSISTENT (the device does not claim
+ * IB_DEVICE_FLUSH_PERSISTENT, so ib_core refuses it), and a persistent
+ * FLUSH is refused as a remote access error, as rdma_rxe refuses one to a
+ * region that is not persistent memory.
+ */
+
+#include <rdma/uverbs_ioctl.h>
+
+#define UVERBS_MODULE_NAME softrvt
+#include <rdma/uverbs_named_ioctl.h>
+
+#include "softrvt.h"
+
+/* The rights a FLUSH of @type needs, of the QP and of the region. */
+static int rvt_flush_access(u8 type)
+{
+	return (type & IB_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL : 0) |
+	       (type & IB_FLUSH_PERSISTENT ? IB_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
+static bool rvt_flush_valid(u8 type, u8 level)
+{
+	return type && !(type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT)) &&
+	       (level == IB_FLUSH_RANGE || level == IB_FLUSH_MR);
+}
+
+/**
+ * rvt_placement_flush - execute a FLUSH at the responder
+ * @qp: the responder QP
+ * @rkey: the region's key
+ * @iova: the range's first byte (IB_FLUSH_RANGE)
+ * @len: the range's bytes (IB_FLUSH_RANGE)
+ * @type: the placement type, IB_FLUSH_GLOBAL and/or IB_FLUSH_PERSISTENT
+ * @level: IB_FLUSH_RANGE, or IB_FLUSH_MR for the whole region
+ *
+ * Every request before it was executed in order and wrote with the CPU:
+ * a full barrier makes those stores visible to every CPU before the
+ * answer leaves.  Any context.
+ *
+ * Return: 0; -EINVAL for a type or level that does not exist; -EACCES
+ * when the QP or the region lacks the right, or the range is not the
+ * region's, and for any persistent FLUSH.
+ */
+int rvt_placement_flush(struct rvt_qp *qp, u32 rkey, u64 iova, u32 len,
+			u8 type, u8 level)
+{
+	int access = rvt_flush_access(type);
+	u64 range = len;
+	struct rvt_mr *mr;
+
+	if (!rvt_flush_valid(type, level))
+		return -EINVAL;
+	if ((qp->attr.qp_access_flags & access) != access ||
+	    (type & IB_FLUSH_PERSISTENT))
+		return -EACCES;
+	if (level == IB_FLUSH_MR) {
+		/* Its range is ignored (oA19-9): the region names itself. */
+		mr = rvt_mr_get(ib_to_rvt(qp->ibqp.device), rkey);
+		if (!mr)
+			return -EACCES;
+		iova = READ_ONCE(mr->iova);
+		range = READ_ONCE(mr->length);
+		rvt_put_mr(mr);
+	}
+	if (rvt_rkey_lookup(qp, rkey, iova, range, access, &mr))
+		return -EACCES;
+	rvt_put_mr(mr);
+	/* The stores of the requests before it, before its answer. */
+	smp_mb();
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_placement_flush);
+
+/**
+ * rvt_placement_atomic_write - execute an ATOMIC_WRITE at the responder
+ * @qp: the responder QP
+ * @rkey: the region's key
+ * @iova: where the eight bytes go, aligned to eight (IBA A19.4.2)
+ * @value: the eight bytes, as the requester gave them
+ *
+ * The store is one 64-bit store, ordered after every store the requests
+ * before it made.  Any context.
+ *
+ * Return: 0; -EINVAL for an address that is not aligned; -EACCES when
+ * the QP or the region does not allow the write.
+ */
+int rvt_placement_atomic_write(struct rvt_qp *qp, u32 rkey, u64 iova,
+			       u64 value)
+{
+	struct rvt_mr *mr;
+	u32 avail;
+	void *target;
+	int ret = 0;
+
+	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
+		return -EACCES;
+	if (iova & (sizeof(u64) - 1))
+		return -EINVAL;
+	if (rvt_rkey_lookup(qp, rkey, iova, sizeof(u64),
+			    IB_ACCESS_REMOTE_WRITE, &mr))
+		return -EACCES;
+	target = rvt_mr_map(mr, iova, sizeof(u64), &avail);
+	/* A region whose iova and pages disagree on the alignment. */
+	if (avail < sizeof(u64) || !IS_ALIGNED((uintptr_t)target, sizeof(u64)))
+		ret = -EINVAL;
+	else	/* after every store of the requests before it */
+		smp_store_release((u64 *)target, value);
+	rvt_mr_unmap(mr, target);
+	rvt_put_mr(mr);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_placement_atomic_write);
+
+/**
+ * rvt_post_placement_wr - post one IB_WR_FLUSH or IB_WR_ATOMIC_WRITE
+ * @ibqp: the QP, RC
+ * @wr: the wr of a struct rvt_placement_wr, alone
+ *
+ * As rvt_post_send(), for the placement WRs of user QPs (see
+ * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR below).  Process context.
+ *
+ * Return: 0 or a negative errno, as rvt_post_send().
+ */
+int rvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+{
+	const struct rvt_placement_wr *pwr =
+		container_of(wr, struct rvt_placement_wr, wr);
+
+	if (wr->next || !rvt_opcode_is_placement(wr->opcode))
+		return -EINVAL;
+	if (wr->opcode == IB_WR_FLUSH &&
+	    !rvt_flush_valid(pwr->flush_type, pwr->flush_level))
+		return -EINVAL;
+	return rvt_post_own_wr(ibqp, wr);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_post_placement_wr);
+
+/*
+ * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR: post one FLUSH or ATOMIC_WRITE to
+ * a user QP, in send queue order with its other WRs.  The key, range and
+ * rights are the responder's to check.
+ */
+static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
+						 SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE);
+	struct rvt_placement_wr pwr = {};
+	struct softrvt_placement_wr uwr;
+	int ret;
+
+	if (IS_ERR(ibqp))
+		return PTR_ERR(ibqp);
+	ret = uverbs_copy_from(&uwr, attrs, SOFTRVT_ATTR_POST_PLACEMENT_WR_WR);
+	if (ret)
+		return ret;
+	if (memchr_inv(uwr.reserved, 0, sizeof(uwr.reserved)))
+		return -EINVAL;
+	switch (uwr.opcode) {
+	case IB_UVERBS_WR_FLUSH:
+		pwr.wr.opcode = IB_WR_FLUSH;
+		pwr.length = uwr.length;
+		pwr.flush_type = uwr.flush_type;
+		pwr.flush_level = uwr.flush_level;
+		break;
+	case IB_UVERBS_WR_ATOMIC_WRITE:
+		if (uwr.length || uwr.flush_type || uwr.flush_level)
+			return -EINVAL;
+		pwr.wr.opcode = IB_WR_ATOMIC_WRITE;
+		pwr.value = uwr.value;
+		break;
+	default:
+		return -EINVAL;
+	}
+	pwr.wr.wr_id = uwr.wr_id;
+	pwr.wr.send_flags = uwr.send_flags;
+	pwr.remote_addr = uwr.remote_addr;
+	pwr.rkey = uwr.rkey;
+	return rvt_post_placement_wr(ibqp, &pwr.wr);
+}
+
+DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
+			    UVERBS_ATTR_IDR(SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE,
+					    UVERBS_OBJECT_QP,
+					    UVERBS_ACCESS_READ,
+					    UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(SOFTRVT_ATTR_POST_PLACEMENT_WR_WR,
+					       UVERBS_ATTR_TYPE(struct softrvt_placement_wr),
+					       UA_MANDATORY));
+
+ADD_UVERBS_METHODS(softrvt_qp_placement, UVERBS_OBJECT_QP,
+		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR));
+
+/* Chained from rvt_uapi_defs (mw.c). */
+const struct uapi_definition rvt_placement_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_placement),
+	{},
+};
