@@ -128,6 +128,12 @@ expect("payload on an ACK",
        packet(bth(0x11, 1) + b"\x00" * 4 + payload), "drop_bad_hdr")
 expect("RC request to the GSI QP (a UD QP)",
        packet(bth(0x04, 1) + payload), "drop_bad_transport")
+# The multicast QPN takes UD packets to a multicast address only.
+expect("UD SEND to the multicast QPN at a unicast address",
+       packet(bth(UD_SEND_ONLY, 0xffffff) + deth(0x11111111, 5) + payload),
+       "drop_bad_transport")
+expect("RC SEND to the multicast QPN",
+       packet(bth(0x04, 0xffffff) + payload), "drop_bad_transport")
 expect("UD SEND to the GSI QP with a wrong Q_Key",
        packet(bth(UD_SEND_ONLY, 1) + deth(0x1234, 5) + payload),
        "drop_bad_qkey")
