@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl.h>
 
 #include "rc_pair.h"
 #include "tap.h"
@@ -613,4 +617,32 @@ void sides_close(void)
 		else
 			side_close(s[i]);
 	}
+}
+
+/*
+ * One of softrvt's driver methods of the QP object that take the QP and
+ * one struct, called as any process may call it, without the provider.
+ * Return: 0 or the errno.
+ */
+int qp_method_raw(struct ibv_qp *qp, uint16_t method, uint16_t qp_attr,
+		  uint16_t wr_attr, const void *wr, uint16_t len)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attrs[2];
+	} cmd = {
+		.hdr = {
+			.length = sizeof(cmd),
+			.object_id = UVERBS_OBJECT_QP,
+			.method_id = method,
+			.num_attrs = 2,
+		},
+		.attrs = {
+			{ .attr_id = qp_attr, .data = qp->handle },
+			{ .attr_id = wr_attr, .len = len,
+			  .data = (uintptr_t)wr },
+		},
+	};
+
+	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
 }

@@ -108,6 +108,10 @@ struct ibv_send_wr atomic_of(uint64_t wr_id, enum ibv_wr_opcode opcode,
 			     struct ibv_sge *sg, size_t off,
 			     uint64_t compare_add, uint64_t swap);
 
+/* softrvt's driver methods of the QP object, without the provider. */
+int qp_method_raw(struct ibv_qp *qp, uint16_t method, uint16_t qp_attr,
+		  uint16_t wr_attr, const void *wr, uint16_t len);
+
 /* Devices */
 bool side_open(struct side *s, int mr_access);
 bool side_close(struct side *s);

@@ -27,10 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <sys/ioctl.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/rdma_user_ioctl.h>
 #include <rdma/softrvt-abi.h>
 
 #include "rc_pair.h"
@@ -388,36 +386,12 @@ static void case_mr_busy(void)
 	pair_down(&p);
 }
 
-/*
- * SOFTRVT_METHOD_QP_POST_MW_WR as any process may call it, without the
- * provider.  Return: 0 or the errno.
- */
+/* SOFTRVT_METHOD_QP_POST_MW_WR without the provider: 0 or the errno. */
 static int post_mw_wr_raw(struct ibv_qp *qp, const struct softrvt_mw_wr *wr)
 {
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attrs[2];
-	} cmd = {
-		.hdr = {
-			.length = sizeof(cmd),
-			.object_id = UVERBS_OBJECT_QP,
-			.method_id = SOFTRVT_METHOD_QP_POST_MW_WR,
-			.num_attrs = 2,
-		},
-		.attrs = {
-			{
-				.attr_id = SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE,
-				.data = qp->handle,
-			},
-			{
-				.attr_id = SOFTRVT_ATTR_POST_MW_WR_WR,
-				.len = sizeof(*wr),
-				.data = (uintptr_t)wr,
-			},
-		},
-	};
-
-	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	return qp_method_raw(qp, SOFTRVT_METHOD_QP_POST_MW_WR,
+			     SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE,
+			     SOFTRVT_ATTR_POST_MW_WR_WR, wr, sizeof(*wr));
 }
 
 /*

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/softrvt-abi.h>
 
 #include "rc_pair.h"
 #include "tap.h"
@@ -755,17 +756,12 @@ static bool placement_begin(struct xpair *p, const char *name)
 	return false;
 }
 
-/* Post what A's batch holds; its one completion has @status. */
-static bool placement_done(struct xpair *p, uint64_t wr_id, int opcode,
-			   int status, const char *what)
+/* A's one completion, which has @status. */
+static bool placement_polled(struct xpair *p, uint64_t wr_id, int opcode,
+			     int status, const char *what)
 {
 	struct xwc w;
-	int ret = ibv_wr_complete(p->xa);
 
-	if (ret) {
-		detail("%s: ibv_wr_complete: %s", what, strerror(ret));
-		return false;
-	}
 	if (poll_ex(cqx_a, &w, 1, what) != 1)
 		return false;
 	if (status == IBV_WC_SUCCESS)
@@ -777,6 +773,19 @@ static bool placement_done(struct xpair *p, uint64_t wr_id, int opcode,
 		return false;
 	}
 	return true;
+}
+
+/* Post what A's batch holds; its one completion has @status. */
+static bool placement_done(struct xpair *p, uint64_t wr_id, int opcode,
+			   int status, const char *what)
+{
+	int ret = ibv_wr_complete(p->xa);
+
+	if (ret) {
+		detail("%s: ibv_wr_complete: %s", what, strerror(ret));
+		return false;
+	}
+	return placement_polled(p, wr_id, opcode, status, what);
 }
 
 static void atomic_write_a(struct xpair *p, uint64_t wr_id, uint32_t rkey,
@@ -899,6 +908,75 @@ static void case_placement(void)
 		xpair_down(&p);
 	}
 	ok(!ibv_dereg_mr(fmr), "ibv_dereg_mr of the flushable region");
+	tap_case = NULL;
+}
+
+/* SOFTRVT_METHOD_QP_POST_PLACEMENT_WR without the provider. */
+static int post_placement_raw(struct ibv_qp *qp,
+			      const struct softrvt_placement_wr *wr)
+{
+	return qp_method_raw(qp, SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
+			     SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE,
+			     SOFTRVT_ATTR_POST_PLACEMENT_WR_WR, wr, sizeof(*wr));
+}
+
+/*
+ * The method as any process may call it, with bad WRs: each refused with
+ * EINVAL, nothing posted.  A good ATOMIC_WRITE first, so that the
+ * refusals are not the call's own fault.
+ */
+static void case_placement_method(void)
+{
+	struct softrvt_placement_wr good = {
+		.wr_id = 0x71,
+		.opcode = IB_UVERBS_WR_ATOMIC_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.remote_addr = (uintptr_t)sb.buf + 64,
+		.rkey = sb.mr->rkey,
+	}, wr;
+	static const struct {
+		const char *what;
+		uint32_t opcode, length;
+		uint8_t type, level, reserved;
+	} bad[] = {
+		{ "a reserved byte set", IB_UVERBS_WR_ATOMIC_WRITE, 0, 0, 0, 1 },
+		{ "opcode SEND", IB_UVERBS_WR_SEND, 0, 0, 0, 0 },
+		{ "ATOMIC_WRITE with a length", IB_UVERBS_WR_ATOMIC_WRITE, 8,
+		  0, 0, 0 },
+		{ "ATOMIC_WRITE with a flush type", IB_UVERBS_WR_ATOMIC_WRITE,
+		  0, IBV_FLUSH_GLOBAL, 0, 0 },
+		{ "FLUSH of no type", IB_UVERBS_WR_FLUSH, 64, 0, 0, 0 },
+		{ "FLUSH of type 4", IB_UVERBS_WR_FLUSH, 64, 4, 0, 0 },
+		{ "FLUSH of level 2", IB_UVERBS_WR_FLUSH, 64, IBV_FLUSH_GLOBAL,
+		  2, 0 },
+	};
+	struct xpair p;
+	size_t i;
+	int ret;
+
+	if (!placement_begin(&p, "placement method, bad input"))
+		return;
+	memset(sb.buf + 64, 0, 8);
+	memcpy(&good.value, aw_value, sizeof(good.value));
+	ret = post_placement_raw(p.qa, &good);
+	ok(!ret && placement_polled(&p, 0x71, IBV_WC_ATOMIC_WRITE,
+				    IBV_WC_SUCCESS, "the method's ATOMIC_WRITE") &&
+	   same(sb.buf + 64, aw_value, 8, "the eight bytes"),
+	   "a well-formed ATOMIC_WRITE through the method lands (returned %d)",
+	   ret);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wr = good;
+		wr.wr_id = 0x72 + i;
+		wr.opcode = bad[i].opcode;
+		wr.length = bad[i].length;
+		wr.flush_type = bad[i].type;
+		wr.flush_level = bad[i].level;
+		wr.reserved[5] = bad[i].reserved;
+		ret = post_placement_raw(p.qa, &wr);
+		ok(ret == EINVAL, "%s: EINVAL (returned %d)", bad[i].what, ret);
+	}
+	ok(quiet(cqx_a, "A"), "none of them posted anything");
+	xpair_down(&p);
 	tap_case = NULL;
 }
 
@@ -1321,6 +1399,7 @@ int main(int argc, char **argv)
 		TIMED(case_placement());
 	} else if (up) {
 		TIMED(case_placement());
+		TIMED(case_placement_method());
 		TIMED(case_rc_batch());
 		TIMED(case_mw());
 		TIMED(case_bad_lkey());

@@ -175,7 +175,6 @@ int rvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		rvt_mcast_free(rdi, empty);
 	return slot >= 0 ? 0 : -EINVAL;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_detach_mcast);
 
 /**
  * rvt_mcast_detach_qp - detach a QP from every group, before it goes
