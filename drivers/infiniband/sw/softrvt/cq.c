@@ -66,14 +66,28 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_cq_init);
  */
 void rvt_cq_cleanup(struct rvt_cq *cq)
 {
-	if (cq->mmap_entry)
-		rdma_user_mmap_entry_remove(cq->mmap_entry);
-	else
-		vfree(cq->queue);
-	vfree(cq->kqueue);
+	struct rdma_user_mmap_entry *entry;
+	struct rvt_cq_wc *queue;
+	struct ib_wc *kqueue;
+
+	/*
+	 * ib_core forgets a CQ for rdma resource only after destroy_cq
+	 * returns: until then rvt_fill_res_cq_entry() may look at the
+	 * ring, under the lock, and must find it gone rather than freed.
+	 */
+	spin_lock_irq(&cq->lock);
+	entry = cq->mmap_entry;
+	queue = cq->queue;
+	kqueue = cq->kqueue;
 	cq->mmap_entry = NULL;
 	cq->queue = NULL;
 	cq->kqueue = NULL;
+	spin_unlock_irq(&cq->lock);
+	if (entry)
+		rdma_user_mmap_entry_remove(entry);
+	else
+		vfree(queue);
+	vfree(kqueue);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_cq_cleanup);
 

@@ -142,7 +142,8 @@ int rvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 
 	spin_lock_irq(&srq->rq.lock);
 	v[0] = (struct rvt_res_u32){ "slots", srq->rq.size };
-	v[1] = (struct rvt_res_u32){ "head", READ_ONCE(srq->rq.wq->head.val) };
+	v[1] = (struct rvt_res_u32){ "head", srq->rq.wq ?
+				     READ_ONCE(srq->rq.wq->head.val) : 0 };
 	v[2] = (struct rvt_res_u32){ "tail", srq->rq.tail };
 	v[3] = (struct rvt_res_u32){ "limit", srq->limit };
 	spin_unlock_irq(&srq->rq.lock);

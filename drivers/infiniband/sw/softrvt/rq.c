@@ -25,6 +25,8 @@ int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
 {
 	size_t bytes;
 
+	spin_lock_init(&rq->lock);
+	rq->wq = NULL;
 	if (max_wr >= U32_MAX || max_sge > U8_MAX)
 		return -EINVAL;
 
@@ -34,7 +36,6 @@ int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
 	rq->user = user;
 	rq->tail = 0;
 	rq->mmap_entry = NULL;
-	spin_lock_init(&rq->lock);
 
 	bytes = size_add(sizeof(struct rvt_rwq_header),
 			 size_mul(rq->size, rq->stride));

@@ -35,7 +35,18 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_srq_init);
  */
 void rvt_srq_cleanup(struct rvt_srq *srq)
 {
-	rvt_rq_free(&srq->rq);
+	struct rvt_rq ring = {};
+
+	/*
+	 * ib_core forgets an SRQ for rdma resource only after destroy_srq
+	 * returns: until then rvt_fill_res_srq_entry() may look at the
+	 * ring, under its lock, and must find it gone rather than freed.
+	 */
+	spin_lock_irq(&srq->rq.lock);
+	swap(ring.wq, srq->rq.wq);
+	swap(ring.mmap_entry, srq->rq.mmap_entry);
+	spin_unlock_irq(&srq->rq.lock);
+	rvt_rq_free(&ring);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_srq_cleanup);
 
