@@ -10,6 +10,8 @@
 #include <linux/slab.h>
 #include <linux/udp.h>
 #include <linux/unaligned.h>
+#include <net/gso.h>
+#include <net/ipv6.h>
 
 #include "softrvt.h"
 #include "hdr.h"
@@ -308,6 +310,117 @@ static void psn_map_tracks_answers_across_the_wrap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(0x30ULL, 4), 3ULL);
 }
 
+/* A train of RC SEND packets to QP 0x123, the last one shorter. */
+#define TRAIN_PKTS	5
+#define TRAIN_MTU	1024
+#define TRAIN_LAST	100
+
+static u8 train_byte(u32 pkt, u32 i)
+{
+	return pkt * 37 + i * 11;
+}
+
+static struct sk_buff *train_skb(struct kunit *test, u32 seg_len, u32 ulen)
+{
+	u32 head = MAX_HEADER + sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	struct sk_buff *skb = alloc_skb(head + ulen, GFP_KERNEL);
+	struct ipv6hdr *ip6h;
+	struct udphdr *udph;
+	u8 *p;
+	u32 i, j;
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_reserve(skb, head);
+	p = skb_put(skb, ulen);
+	for (i = 0; i < TRAIN_PKTS; i++) {
+		bool last = i == TRAIN_PKTS - 1;
+		u32 len = last ? TRAIN_LAST : TRAIN_MTU;
+
+		rvt_build_bth((struct rvt_bth *)p, IB_OPCODE_RC |
+			      (last ? IB_OPCODE_SEND_LAST :
+			       i ? IB_OPCODE_SEND_MIDDLE : IB_OPCODE_SEND_FIRST),
+			      false, 0, 0xffff, 0x123, last, 1000 + i);
+		for (j = 0; j < len; j++)
+			p[sizeof(struct rvt_bth) + j] = train_byte(i, j);
+		p += seg_len;
+	}
+
+	udph = skb_push(skb, sizeof(*udph));
+	skb_reset_transport_header(skb);
+	udph->source = htons(0xc123);
+	udph->dest = htons(RVT_ROCE_V2_UDP_DPORT);
+	udph->len = htons(sizeof(*udph) + ulen);
+	udph->check = 0;
+	ip6h = skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, 0x20, htonl(0x12345));
+	ip6h->payload_len = udph->len;
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = 64;
+	/* 2001:2::1 to 2001:2::2, the benchmarking range of RFC 5180. */
+	ipv6_addr_set(&ip6h->saddr, htonl(0x20010002), 0, 0, htonl(1));
+	ipv6_addr_set(&ip6h->daddr, htonl(0x20010002), 0, 0, htonl(2));
+	skb->protocol = htons(ETH_P_IPV6);
+	return skb;
+}
+
+/*
+ * The kernel's own segmenter cuts a sealed train into the datagrams of
+ * its packets, in order, each with an ICRC that holds for the IPv6 and
+ * UDP headers the segmenter gave it.
+ */
+static void train_segments_carry_their_icrc(struct kunit *test)
+{
+	u32 seg_len = sizeof(struct rvt_bth) + TRAIN_MTU + RVT_ICRC_BYTES;
+	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct rvt_bth) +
+		   TRAIN_LAST + RVT_ICRC_BYTES;
+	u32 hlen = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+	struct sk_buff *skb = train_skb(test, seg_len, ulen);
+	struct sk_buff *segs, *seg, *next;
+	u32 i = 0, j;
+
+	rvt_train_seal(skb, seg_len);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->gso_segs, TRAIN_PKTS);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->gso_size, seg_len);
+	segs = skb_gso_segment(skb, NETIF_F_SG);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(segs));
+	consume_skb(skb);
+
+	skb_list_walk_safe(segs, seg, next) {
+		u32 want = (i < TRAIN_PKTS - 1 ? TRAIN_MTU : TRAIN_LAST);
+		u8 *l3, *payload;
+		struct rvt_pkt pkt;
+		u32 len;
+
+		skb_mark_not_on_list(seg);
+		if (i >= TRAIN_PKTS || skb_linearize(seg)) {
+			KUNIT_FAIL(test, "segment %u: one too many, or nonlinear", i);
+			kfree_skb(seg);
+			continue;
+		}
+		l3 = skb_network_header(seg);
+		len = skb_tail_pointer(seg) - l3;
+		KUNIT_EXPECT_EQ(test, len, hlen + sizeof(struct rvt_bth) + want +
+				RVT_ICRC_BYTES);
+		KUNIT_EXPECT_EQ(test, ntohs(udp_hdr(seg)->len),
+				len - sizeof(struct ipv6hdr));
+		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(l3, true, len - RVT_ICRC_BYTES),
+				    get_unaligned_le32(l3 + len - RVT_ICRC_BYTES),
+				    "segment %u", i);
+		KUNIT_EXPECT_EQ(test, rvt_parse_bth(l3 + hlen, len - hlen, &pkt),
+				0);
+		KUNIT_EXPECT_EQ(test, pkt.psn, 1000 + i);
+		payload = l3 + hlen + sizeof(struct rvt_bth);
+		for (j = 0; j < want; j++)
+			if (payload[j] != train_byte(i, j))
+				break;
+		KUNIT_EXPECT_EQ_MSG(test, j, want, "segment %u's payload", i);
+		kfree_skb(seg);
+		i++;
+	}
+	KUNIT_EXPECT_EQ(test, i, TRAIN_PKTS);
+}
+
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
@@ -317,6 +430,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(malformed_packets_rejected),
 	KUNIT_CASE(psn_arithmetic_wraps),
 	KUNIT_CASE(psn_map_tracks_answers_across_the_wrap),
+	KUNIT_CASE(train_segments_carry_their_icrc),
 	{}
 };
 

@@ -424,6 +424,8 @@ done
 # softrvt3 sent and received all the above with every tracepoint off.
 trace_off_check
 
+. scripts/guest/train-tests.sh
+
 section "wire: teardown"
 wire_teardown
 check "wire: every device removed with its namespace" wire_devices_gone

@@ -21,6 +21,7 @@
 #include <linux/skbuff.h>
 #include <linux/unaligned.h>
 #include <net/dst_cache.h>
+#include <net/ip6_checksum.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
@@ -522,6 +523,21 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 #endif
 }
 
+static struct sk_buff *rvt_alloc_skb(struct rvt_dev_info *rdi, u32 len,
+				     gfp_t gfp)
+{
+	u32 head = LL_RESERVED_SPACE(rdi->ndev) + sizeof(struct ipv6hdr) +
+		   sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + len, gfp);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, head);
+	skb_put(skb, len);
+	return skb;
+}
+
 /**
  * rvt_alloc_pkt - allocate a packet with room for @len bytes from the BTH
  * @rdi: the device it leaves from
@@ -533,16 +549,29 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
  */
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
 {
-	u32 head = LL_RESERVED_SPACE(rdi->ndev) + sizeof(struct ipv6hdr) +
-		   sizeof(struct udphdr);
-	struct sk_buff *skb;
+	struct sk_buff *skb = rvt_alloc_skb(rdi, len + RVT_ICRC_BYTES,
+					    GFP_KERNEL);
 
-	skb = alloc_skb(head + len + RVT_ICRC_BYTES, GFP_KERNEL);
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, head);
-	skb_put(skb, len);
+	if (skb)
+		skb_trim(skb, len);
 	return skb;
+}
+
+/**
+ * rvt_alloc_train - allocate a train of packets, for rvt_xmit_train()
+ * @rdi: the device it leaves from
+ * @len: bytes of every packet, each from its BTH to the end of its ICRC
+ *
+ * A train that cannot be had at once is sent packet by packet instead:
+ * no warning, no retries.  Process context.
+ *
+ * Return: the skb, skb->data at the first BTH and skb->len == @len, or
+ * NULL.
+ */
+struct sk_buff *rvt_alloc_train(struct rvt_dev_info *rdi, u32 len)
+{
+	return rvt_alloc_skb(rdi, len,
+			     GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
 }
 
 /*
@@ -556,42 +585,24 @@ static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
 	return rvt_parse_bth(bth, len + RVT_ICRC_BYTES, pkt) ? NULL : pkt;
 }
 
-/**
- * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
- * @qp: the QP sending it, whose counters count it
- * @av: the path: GIDs, traffic class, hop limit
- * @cache: the route cache of a connected QP's @av, or NULL
- * @sport: UDP source port, from the flow
- * @skb: from rvt_alloc_pkt(), filled from the BTH on; consumed
- *
- * Process context.
- *
- * Return: 0, or a negative errno when the packet could not be routed;
- * the packet is counted and freed either way.
+/*
+ * Route @skb to @av's destination and put the UDP and IP headers before
+ * its @ulen bytes of UDP payload, the ICRC included.  The caller counts
+ * and frees the packet if there is no route.
  */
-int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
-	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
+static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
+			 struct dst_cache *cache, u16 sport, bool ipv6,
+			 u32 ulen, struct sk_buff *skb)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	bool ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
-	u32 payload = skb->len;
 	struct dst_entry *dst;
 	struct udphdr *udph;
-	struct rvt_pkt pkt;
-	u32 icrc;
-	u8 *l3;
-	int ret;
 
 	local_bh_disable();
 	dst = rvt_route(rdi, av, ipv6, cache);
 	local_bh_enable();
-	if (!dst) {
-		rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE,
-			    trace_softrvt_drop_enabled() ?
-			    rvt_tx_pkt(skb->data, payload, &pkt) : NULL);
-		kfree_skb(skb);
+	if (!dst)
 		return -EHOSTUNREACH;
-	}
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 
@@ -599,7 +610,7 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	skb_reset_transport_header(skb);
 	udph->source = htons(sport);
 	udph->dest = htons(RVT_ROCE_V2_UDP_DPORT);
-	udph->len = htons(sizeof(*udph) + payload + RVT_ICRC_BYTES);
+	udph->len = htons(sizeof(*udph) + ulen);
 	udph->check = 0;
 
 	if (ipv6) {
@@ -622,7 +633,7 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 		iph->version = 4;
 		iph->ihl = sizeof(*iph) / 4;
 		iph->tos = av->traffic_class;
-		iph->tot_len = htons(skb->len + RVT_ICRC_BYTES);
+		iph->tot_len = htons(sizeof(*iph) + sizeof(*udph) + ulen);
 		iph->frag_off = htons(IP_DF);
 		iph->ttl = av->hop_limit ?: 64;
 		iph->protocol = IPPROTO_UDP;
@@ -633,17 +644,216 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 		skb->protocol = htons(ETH_P_IP);
 		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
 	}
+	return 0;
+}
 
-	l3 = skb_network_header(skb);
-	icrc = rvt_icrc(l3, ipv6, skb->len);
+static int rvt_local_out(struct rvt_qp *qp, bool ipv6, struct sk_buff *skb)
+{
+	struct net *net = dev_net(ib_to_rvt(qp->ibqp.device)->ndev);
+	int ret;
+
+	if (ipv6)
+		ret = ip6_local_out(net, NULL, skb);
+	else
+		ret = ip_local_out(net, NULL, skb);
+	return net_xmit_eval(ret) ? -EIO : 0;
+}
+
+static bool rvt_av_is_ipv6(const struct rvt_av *av)
+{
+	return !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
+}
+
+/**
+ * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
+ * @qp: the QP sending it, whose counters count it
+ * @av: the path: GIDs, traffic class, hop limit
+ * @cache: the route cache of a connected QP's @av, or NULL
+ * @sport: UDP source port, from the flow
+ * @skb: from rvt_alloc_pkt(), filled from the BTH on; consumed
+ *
+ * Process context.
+ *
+ * Return: 0, or a negative errno when the packet could not be routed;
+ * the packet is counted and freed either way.
+ */
+int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
+	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	bool ipv6 = rvt_av_is_ipv6(av);
+	u32 payload = skb->len;
+	struct rvt_pkt pkt;
+	u8 *bth = skb->data;
+	u32 icrc;
+	int ret;
+
+	ret = rvt_push_hdrs(qp, av, cache, sport, ipv6,
+			    payload + RVT_ICRC_BYTES, skb);
+	if (ret) {
+		rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE,
+			    trace_softrvt_drop_enabled() ?
+			    rvt_tx_pkt(bth, payload, &pkt) : NULL);
+		kfree_skb(skb);
+		return ret;
+	}
+	icrc = rvt_icrc(skb_network_header(skb), ipv6, skb->len);
 	put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
 
 	rvt_qp_count_pkt(qp, true, payload);
-	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(udph + 1, payload, &pkt))
+	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(bth, payload, &pkt))
 		trace_softrvt_tx(rdi, qp->ibqp.qp_num, &pkt);
-	if (ipv6)
-		ret = ip6_local_out(dev_net(rdi->ndev), NULL, skb);
-	else
-		ret = ip_local_out(dev_net(rdi->ndev), NULL, skb);
-	return net_xmit_eval(ret) ? -EIO : 0;
+	return rvt_local_out(qp, ipv6, skb);
+}
+
+/**
+ * rvt_train_max - how many packets one train may carry on a path
+ * @qp: the QP sending them
+ * @av: the path
+ * @cache: the route cache of @av
+ * @seg_len: bytes of each packet, from its BTH to the end of its ICRC
+ *
+ * A train is one UDP GSO skb that the stack cuts into datagrams of
+ * @seg_len bytes as late as it can: one pass through routing, IP output,
+ * the qdisc and the device (a veth hands it whole to its peer) instead of
+ * one a packet.  Trains go only where the device takes UDP GSO skbs with
+ * their checksum: on another device the stack would cut them before its
+ * driver, at the price of a copy and a UDP checksum a packet, and gain
+ * little.  Only on IPv6 paths: IPv4 packets carry DF, and a segmenter may
+ * give the segments of a DF skb other IP IDs than the ones that follow
+ * from the first (Documentation/networking/segmentation-offloads.rst),
+ * which the ICRC covers.  Process context.
+ *
+ * Return: the number of packets, 1 if they must go one by one.
+ */
+u32 rvt_train_max(struct rvt_qp *qp, const struct rvt_av *av,
+		  struct dst_cache *cache, u32 seg_len)
+{
+	struct dst_entry *dst;
+	struct net_device *dev;
+	u32 n = 1;
+
+	if (!rvt_av_is_ipv6(av) || !seg_len)
+		return 1;
+	local_bh_disable();
+	dst = rvt_route(ib_to_rvt(qp->ibqp.device), av, true, cache);
+	local_bh_enable();
+	if (!dst)
+		return 1;
+	dev = dst->dev;
+	if ((dev->features & NETIF_F_GSO_UDP_L4) &&
+	    (dev->features & (NETIF_F_IPV6_CSUM | NETIF_F_HW_CSUM))) {
+		u32 gso_max = READ_ONCE(dev->gso_max_size);
+		u32 hdrs = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
+
+		n = min3(RVT_TRAIN_MAX_BYTES, gso_max > hdrs ? gso_max - hdrs : 0,
+			 (u32)READ_ONCE(dev->gso_max_segs) * seg_len) / seg_len;
+	}
+	dst_release(dst);
+	return max(n, 1U);
+}
+
+/**
+ * rvt_train_seal - give each packet of a train its ICRC, and the train
+ *	what the segmenter needs
+ * @skb: an IPv6 train: its network and transport headers set, the UDP
+ *	payload the packets, each from its BTH to the end of its ICRC
+ * @seg_len: bytes of every packet but the last, which may be shorter
+ *
+ * The segmenter gives each datagram the train's IPv6 and UDP headers with
+ * its own lengths, and a UDP checksum of its own (which the ICRC leaves
+ * out): each ICRC is computed for the headers its packet will have.
+ */
+void rvt_train_seal(struct sk_buff *skb, u32 seg_len)
+{
+	struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	struct udphdr *udph = udp_hdr(skb);
+	u8 hdrs[sizeof(*ip6h) + sizeof(*udph)];
+	struct udphdr *seg_udph = (struct udphdr *)(hdrs + sizeof(*ip6h));
+	struct ipv6hdr *seg_ip6h = (struct ipv6hdr *)hdrs;
+	u32 left = ntohs(udph->len) - sizeof(*udph);
+	u8 *pkt = (u8 *)(udph + 1);
+	u32 segs = 0;
+
+	memcpy(hdrs, ip6h, sizeof(hdrs));
+	while (left) {
+		u32 len = min(left, seg_len);
+
+		seg_udph->len = htons(sizeof(*udph) + len);
+		seg_ip6h->payload_len = seg_udph->len;
+		put_unaligned_le32(rvt_icrc_split(hdrs, true, pkt,
+						  len - RVT_ICRC_BYTES),
+				   pkt + len - RVT_ICRC_BYTES);
+		pkt += len;
+		left -= len;
+		segs++;
+	}
+	skb_shinfo(skb)->gso_size = seg_len;
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+	skb_shinfo(skb)->gso_segs = segs;
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = offsetof(struct udphdr, check);
+	udph->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr,
+				       ntohs(udph->len), IPPROTO_UDP, 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_train_seal);
+
+/* Count each packet of a train, as sent or as dropped for want of a route. */
+static void rvt_train_count(struct rvt_qp *qp, const u8 *pkt, u32 left,
+			    u32 seg_len, bool sent)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct rvt_pkt parsed;
+
+	while (left) {
+		u32 len = min(left, seg_len) - RVT_ICRC_BYTES;
+		bool traced = sent ? trace_softrvt_tx_enabled() :
+				     trace_softrvt_drop_enabled();
+		const struct rvt_pkt *p = traced ?
+					  rvt_tx_pkt(pkt, len, &parsed) : NULL;
+
+		if (!sent) {
+			rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE, p);
+		} else {
+			rvt_qp_count_pkt(qp, true, len);
+			if (p)
+				trace_softrvt_tx(rdi, qp->ibqp.qp_num, p);
+		}
+		pkt += len + RVT_ICRC_BYTES;
+		left -= len + RVT_ICRC_BYTES;
+	}
+}
+
+/**
+ * rvt_xmit_train - send a train of packets as one UDP GSO skb
+ * @qp: the QP sending them, whose counters count each
+ * @av: the path, on which rvt_train_max() allowed this train
+ * @cache: the route cache of @av
+ * @sport: UDP source port, from the flow
+ * @skb: from rvt_alloc_train(), the packets filled from the BTH on, each
+ *	with room for its ICRC at its end; consumed
+ * @seg_len: bytes of every packet but the last, which may be shorter
+ *
+ * Process context.
+ *
+ * Return: as rvt_xmit().
+ */
+int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
+		   struct dst_cache *cache, u16 sport, struct sk_buff *skb,
+		   u32 seg_len)
+{
+	u32 ulen = skb->len;
+	u8 *pkts = skb->data;
+	int ret;
+
+	ret = rvt_push_hdrs(qp, av, cache, sport, true, ulen, skb);
+	if (ret) {
+		rvt_train_count(qp, pkts, ulen, seg_len, false);
+		kfree_skb(skb);
+		return ret;
+	}
+	rvt_train_seal(skb, seg_len);
+	rvt_train_count(qp, pkts, ulen, seg_len, true);
+	return rvt_local_out(qp, true, skb);
 }

@@ -189,28 +189,20 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 }
 
 /*
- * Build and send one request packet: @len payload bytes taken from @ss
- * (NULL for READ requests and atomics), which is @off bytes into @wqe.
+ * Write one request packet at @p: its headers of @mask and @len payload
+ * bytes taken from @ss (NULL for READ requests and atomics), which is
+ * @off bytes into @wqe.  Returns the bytes written, from the BTH to the
+ * end of the pad.
  */
-static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
-			  u32 psn, u32 off, u32 len, bool ackreq,
-			  struct rvt_sge_state *ss, u32 dma_len)
+static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
+			 u16 mask, u32 psn, u32 off, u32 len, bool ackreq,
+			 struct rvt_sge_state *ss, u32 dma_len, u8 *p)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
-	const struct rvt_av *av = ud ? &wqe->av : &qp->s_av;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
 	u32 pad = (4 - len) & 3;
-	struct sk_buff *skb;
-	u16 mask;
-	u8 *p;
+	u8 *start = p;
 
-	if (rvt_opcode_info(opcode, &mask))
-		return -EINVAL;
-	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + pad);
-	if (!skb)
-		return -ENOMEM;
-	p = skb->data;
 	rvt_build_bth((struct rvt_bth *)p, opcode,
 		      (wqe->send_flags & IB_SEND_SOLICITED) &&
 		      (mask & RVT_HDR_PAYLOAD) && off + len == wqe->length,
@@ -275,10 +267,39 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		rvt_qp_count(qp, RVT_CNT_RETRANSMITS, 1);
 		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
 	}
-	return rvt_xmit(qp, av,
-			ud ? NULL : &qp->s_dst_cache,
-			rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
-					   dqpn), skb);
+	return p + len + pad - start;
+}
+
+static u16 rvt_req_sport(const struct rvt_qp *qp, const struct rvt_av *av,
+			 u32 dqpn)
+{
+	return rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num, dqpn);
+}
+
+/*
+ * Build and send one request packet: @len payload bytes taken from @ss
+ * (NULL for READ requests and atomics), which is @off bytes into @wqe.
+ */
+static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
+			  u32 psn, u32 off, u32 len, bool ackreq,
+			  struct rvt_sge_state *ss, u32 dma_len)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
+	const struct rvt_av *av = ud ? &wqe->av : &qp->s_av;
+	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
+	struct sk_buff *skb;
+	u16 mask;
+
+	if (rvt_opcode_info(opcode, &mask))
+		return -EINVAL;
+	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + ((4 - len) & 3));
+	if (!skb)
+		return -ENOMEM;
+	rvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, ss,
+		      dma_len, skb->data);
+	return rvt_xmit(qp, av, ud ? NULL : &qp->s_dst_cache,
+			rvt_req_sport(qp, av, dqpn), skb);
 }
 
 /* The WQE's local list, @off bytes in: what its packets carry. */
@@ -608,6 +629,98 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 					      RVT_REQ_WQE_PART;
 }
 
+static bool rvt_req_ackreq(const struct rvt_qp *qp, bool last, u32 window_end)
+{
+	return last || !(qp->s_psn % RVT_ACKREQ_EVERY) ||
+	       rvt_psn_add(qp->s_psn, 1) == window_end;
+}
+
+/*
+ * The bytes of the packet @off bytes into @wqe, from its BTH to the end
+ * of its ICRC; 0 if it has no header layout.
+ */
+static u32 rvt_req_pkt_len(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
+{
+	u32 len = min(wqe->pmtu, wqe->length - off);
+	u16 mask;
+
+	if (rvt_opcode_info(rvt_req_opcode(qp, wqe, !off,
+					   off + len == wqe->length), &mask))
+		return 0;
+	return rvt_hdr_len(mask) + len + ((4 - len) & 3) + RVT_ICRC_BYTES;
+}
+
+/*
+ * How many packets of the WQE at s_cur, from s_cur_off on, one train
+ * carries, and in @bytes their length: as many as the window and
+ * rvt_train_max() let, each as long as the first but the WQE's last,
+ * which may be shorter (a train's last datagram is).
+ */
+static u32 rvt_req_train_pkts(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			      u32 window_end, u32 seg_len, u32 *bytes)
+{
+	u32 max = rvt_train_max(qp, &qp->s_av, &qp->s_dst_cache, seg_len);
+	u32 off = qp->s_cur_off, psn = qp->s_psn, n = 0;
+
+	*bytes = 0;
+	while (n < max && off < wqe->length &&
+	       rvt_psn_cmp(psn, window_end) < 0) {
+		u32 len = rvt_req_pkt_len(qp, wqe, off);
+		u32 payload = min(wqe->pmtu, wqe->length - off);
+
+		if (len > seg_len ||
+		    (len < seg_len && off + payload < wqe->length))
+			break;
+		*bytes += len;
+		off += payload;
+		psn = rvt_psn_add(psn, 1);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Send packets of the WQE at s_cur from s_cur_off on as one train
+ * (rvt_xmit_train()).  Returns whether it did: false when the path takes
+ * no trains, or fewer than two packets would go in one.
+ */
+static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			       u32 window_end)
+{
+	u32 seg_len = rvt_req_pkt_len(qp, wqe, qp->s_cur_off);
+	u32 bytes, n, i;
+	struct sk_buff *skb;
+	u8 *p;
+
+	n = rvt_req_train_pkts(qp, wqe, window_end, seg_len, &bytes);
+	if (n < 2)
+		return false;
+	skb = rvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
+	if (!skb)
+		return false;
+	p = skb->data;
+	for (i = 0; i < n; i++) {
+		u32 off = qp->s_cur_off;
+		u32 len = min(wqe->pmtu, wqe->length - off);
+		bool last = off + len == wqe->length;
+		u8 opcode = rvt_req_opcode(qp, wqe, !off, last);
+		u16 mask;
+
+		/* rvt_req_pkt_len() found the layout of each. */
+		rvt_opcode_info(opcode, &mask);
+		p += rvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
+				   rvt_req_ackreq(qp, last, window_end),
+				   &qp->s_sge, wqe->length - off, p) +
+		     RVT_ICRC_BYTES;
+		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		qp->s_cur_off = off + len;
+	}
+	rvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache,
+		       rvt_req_sport(qp, &qp->s_av, qp->attr.dest_qp_num), skb,
+		       seg_len);
+	return true;
+}
+
 /* Send the WQE at s_cur from s_cur_off on, as far as the window lets. */
 static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe)
@@ -644,12 +757,15 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 		u32 off = qp->s_cur_off;
 		u32 len = min(mtu, wqe->length - off);
 		bool last = off + len == wqe->length;
-		bool ackreq = last ||
-			      !(qp->s_psn % RVT_ACKREQ_EVERY) ||
-			      rvt_psn_add(qp->s_psn, 1) == window_end;
 
+		if (!last && rvt_req_send_train(qp, wqe, window_end)) {
+			if (qp->s_cur_off == wqe->length)
+				break;
+			continue;
+		}
 		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, !off, last),
-			       qp->s_psn, off, len, ackreq, &qp->s_sge,
+			       qp->s_psn, off, len,
+			       rvt_req_ackreq(qp, last, window_end), &qp->s_sge,
 			       wqe->length - off);
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;

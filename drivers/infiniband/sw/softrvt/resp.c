@@ -75,27 +75,17 @@ static bool rvt_op_send(u8 op)
 }
 
 /*
- * Build and send an answer: ACK, NAK, READ response or atomic ACK, whose
- * AETH carries @msn.  A READ response's payload is taken from r_sge.
+ * Write an answer at @p: its headers of @mask, its AETH carrying @msn,
+ * and @len payload bytes of a READ response taken from r_sge.  Returns
+ * the bytes written, from the BTH to the end of the pad.
  */
-static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
-				u8 syndrome, u32 msn, u32 len, const u64 *orig)
+static u32 rvt_resp_build(struct rvt_qp *qp, u8 opcode, u16 mask, u32 psn,
+			  u8 syndrome, u32 msn, u32 len, const u64 *orig,
+			  u8 *p)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u32 pad = (4 - len) & 3;
-	struct sk_buff *skb;
-	u16 mask;
-	u8 *p;
+	u8 *start = p;
 
-	/* An XRC TGT QP answers in XRC, without an XRCETH. */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		opcode = RVT_OPCODE_XRC | (opcode & 0x1f);
-	if (rvt_opcode_info(opcode, &mask))
-		return;
-	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + pad);
-	if (!skb)
-		return;
-	p = skb->data;
 	rvt_build_bth((struct rvt_bth *)p, opcode, false, pad, 0xffff,
 		      qp->attr.dest_qp_num, false, psn);
 	p += sizeof(struct rvt_bth);
@@ -111,9 +101,43 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 	if (len)
 		rvt_copy_from_sge(p, &qp->r_sge, len);
 	memset(p + len, 0, pad);
-	rvt_xmit(qp, &qp->s_av, &qp->s_dst_cache,
-		 rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
-				    qp->attr.dest_qp_num), skb);
+	return p + len + pad - start;
+}
+
+/* An XRC TGT QP answers in XRC, without an XRCETH. */
+static int rvt_resp_opcode_info(const struct rvt_qp *qp, u8 *opcode,
+				u16 *mask)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		*opcode = RVT_OPCODE_XRC | (*opcode & 0x1f);
+	return rvt_opcode_info(*opcode, mask);
+}
+
+static u16 rvt_resp_sport(const struct rvt_qp *qp)
+{
+	return rdma_get_udp_sport(qp->s_av.flow_label, qp->ibqp.qp_num,
+				  qp->attr.dest_qp_num);
+}
+
+/*
+ * Build and send an answer: ACK, NAK, READ response or atomic ACK, whose
+ * AETH carries @msn.  A READ response's payload is taken from r_sge.
+ */
+static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
+				u8 syndrome, u32 msn, u32 len, const u64 *orig)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct sk_buff *skb;
+	u16 mask;
+
+	if (rvt_resp_opcode_info(qp, &opcode, &mask))
+		return;
+	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + ((4 - len) & 3));
+	if (!skb)
+		return;
+	rvt_resp_build(qp, opcode, mask, psn, syndrome, msn, len, orig,
+		       skb->data);
+	rvt_xmit(qp, &qp->s_av, &qp->s_dst_cache, rvt_resp_sport(qp), skb);
 }
 
 static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
@@ -435,6 +459,72 @@ static u8 rvt_read_resp_opcode(bool first, bool last)
 	return IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 }
 
+/*
+ * The bytes of the READ response @off bytes into @e, from its BTH to the
+ * end of its ICRC; 0 if it has no header layout.
+ */
+static u32 rvt_read_resp_len(const struct rvt_qp *qp,
+			     const struct rvt_read_res *e, u32 off)
+{
+	u32 n = min(e->mtu, e->len - off);
+	u8 opcode = rvt_read_resp_opcode(!off, off + n == e->len);
+	u16 mask;
+
+	if (rvt_resp_opcode_info(qp, &opcode, &mask))
+		return 0;
+	return rvt_hdr_len(mask) + n + ((4 - n) & 3) + RVT_ICRC_BYTES;
+}
+
+/*
+ * Send up to @budget responses of @e from @off on as one train
+ * (rvt_xmit_train()): each as long as the first but the READ's last,
+ * which may be shorter.  Returns how many went, 0 when the path takes no
+ * trains or fewer than two responses would go in one.
+ */
+static u32 rvt_resp_read_train(struct rvt_qp *qp, struct rvt_read_res *e,
+			       u32 off, u32 psn, u32 budget)
+{
+	u32 seg_len = rvt_read_resp_len(qp, e, off);
+	u32 max = min(budget, rvt_train_max(qp, &qp->s_av, &qp->s_dst_cache,
+					    seg_len));
+	u32 n = 0, bytes = 0, o = off, i;
+	struct sk_buff *skb;
+	u8 *p;
+
+	while (n < max && o < e->len) {
+		u32 len = rvt_read_resp_len(qp, e, o);
+		u32 payload = min(e->mtu, e->len - o);
+
+		if (len > seg_len || (len < seg_len && o + payload < e->len))
+			break;
+		bytes += len;
+		o += payload;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	skb = rvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
+	if (!skb)
+		return 0;
+	p = skb->data;
+	for (i = 0; i < n; i++) {
+		u32 len = min(e->mtu, e->len - off);
+		u8 opcode = rvt_read_resp_opcode(!off, off + len == e->len);
+		u16 mask;
+
+		/* rvt_read_resp_len() found the layout of each. */
+		rvt_resp_opcode_info(qp, &opcode, &mask);
+		p += rvt_resp_build(qp, opcode, mask, psn,
+				    RVT_AETH_ACK | RVT_AETH_NO_CREDIT, e->msn,
+				    len, NULL, p) + RVT_ICRC_BYTES;
+		psn = rvt_psn_add(psn, 1);
+		off += len;
+	}
+	rvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache, rvt_resp_sport(qp),
+		       skb, seg_len);
+	return n;
+}
+
 /* Send up to @budget responses of the oldest READ being answered. */
 static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 			      u32 budget)
@@ -452,7 +542,14 @@ static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 	rvt_sge_state_init_one(&qp->r_sge, mr, e->va + off, bytes);
 	do {
 		u32 n = min(e->mtu, e->len - off);
+		u32 train = rvt_resp_read_train(qp, e, off, psn, budget - sent);
 
+		if (train) {
+			psn = rvt_psn_add(psn, train);
+			off = min_t(u64, e->len, off + (u64)train * e->mtu);
+			sent += train;
+			continue;
+		}
 		rvt_resp_answer_msn(qp, rvt_read_resp_opcode(!off,
 							     off + n == e->len),
 				    psn, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,

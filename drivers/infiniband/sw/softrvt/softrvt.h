@@ -917,6 +917,15 @@ void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
 int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
+/* A train's packets, ICRCs included, fit in one UDP length field. */
+#define RVT_TRAIN_MAX_BYTES	(65535U - 8U)
+u32 rvt_train_max(struct rvt_qp *qp, const struct rvt_av *av,
+		  struct dst_cache *cache, u32 seg_len);
+struct sk_buff *rvt_alloc_train(struct rvt_dev_info *rdi, u32 len);
+void rvt_train_seal(struct sk_buff *skb, u32 seg_len);
+int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
+		   struct dst_cache *cache, u16 sport, struct sk_buff *skb,
+		   u32 seg_len);
 
 /* req.c */
 u32 rvt_qp_mtu(const struct rvt_qp *qp);
