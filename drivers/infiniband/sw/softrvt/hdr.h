@@ -197,6 +197,19 @@ static inline u32 rvt_ext_hdr_off(u16 mask)
 
 int rvt_opcode_info(u8 opcode, u16 *mask);
 int rvt_hdr_len(u16 mask);
+
+/* The pad that brings a payload of @len bytes to a multiple of four. */
+static inline u32 rvt_pad_bytes(u32 len)
+{
+	return (4 - len) & 3;
+}
+
+/* A packet's bytes from its BTH to the end of its pad. */
+static inline u32 rvt_pkt_bytes(u16 mask, u32 len)
+{
+	return rvt_hdr_len(mask) + len + rvt_pad_bytes(len);
+}
+
 int rvt_parse_bth(const void *buf, u32 len, struct rvt_pkt *pkt);
 void rvt_build_bth(struct rvt_bth *bth, u8 opcode, bool se, u8 pad, u16 pkey,
 		   u32 qpn, bool ackreq, u32 psn);

@@ -707,14 +707,15 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 }
 
 /**
- * rvt_train_max - how many packets one train may carry on a path
- * @qp: the QP sending them
+ * rvt_train_limit - what one train may carry on a path
+ * @qp: the QP sending it
  * @av: the path
  * @cache: the route cache of @av
- * @seg_len: bytes of each packet, from its BTH to the end of its ICRC
+ * @lim: set to the train's limits; @lim->bytes 0 if packets must go one
+ *	by one
  *
  * A train is one UDP GSO skb that the stack cuts into datagrams of
- * @seg_len bytes as late as it can: one pass through routing, IP output,
+ * one length as late as it can: one pass through routing, IP output,
  * the qdisc and the device (a veth hands it whole to its peer) instead of
  * one a packet.  Trains go only where the device takes UDP GSO skbs with
  * their checksum: on another device the stack would cut them before its
@@ -722,35 +723,61 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
  * little.  Only on IPv6 paths: IPv4 packets carry DF, and a segmenter may
  * give the segments of a DF skb other IP IDs than the ones that follow
  * from the first (Documentation/networking/segmentation-offloads.rst),
- * which the ICRC covers.  Process context.
- *
- * Return: the number of packets, 1 if they must go one by one.
+ * which the ICRC covers.  It costs a route lookup: callers decide once a
+ * message, not once a packet.  Process context.
  */
-u32 rvt_train_max(struct rvt_qp *qp, const struct rvt_av *av,
-		  struct dst_cache *cache, u32 seg_len)
+void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
+		     struct dst_cache *cache, struct rvt_train_limit *lim)
 {
+	u32 hdrs = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 	struct dst_entry *dst;
 	struct net_device *dev;
-	u32 n = 1;
+	u32 gso_max;
 
-	if (!rvt_av_is_ipv6(av) || !seg_len)
-		return 1;
+	lim->bytes = 0;
+	lim->segs = 0;
+	if (!rvt_av_is_ipv6(av))
+		return;
 	local_bh_disable();
 	dst = rvt_route(ib_to_rvt(qp->ibqp.device), av, true, cache);
 	local_bh_enable();
 	if (!dst)
-		return 1;
+		return;
 	dev = dst->dev;
 	if ((dev->features & NETIF_F_GSO_UDP_L4) &&
 	    (dev->features & (NETIF_F_IPV6_CSUM | NETIF_F_HW_CSUM))) {
-		u32 gso_max = READ_ONCE(dev->gso_max_size);
-		u32 hdrs = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
-
-		n = min3(RVT_TRAIN_MAX_BYTES, gso_max > hdrs ? gso_max - hdrs : 0,
-			 (u32)READ_ONCE(dev->gso_max_segs) * seg_len) / seg_len;
+		gso_max = READ_ONCE(dev->gso_max_size);
+		lim->bytes = min(RVT_TRAIN_MAX_BYTES,
+				 gso_max > hdrs ? gso_max - hdrs : 0);
+		lim->segs = READ_ONCE(dev->gso_max_segs);
 	}
 	dst_release(dst);
-	return max(n, 1U);
+}
+
+/**
+ * rvt_train_take - whether one more packet joins a train
+ * @lim: the path's limits, from rvt_train_limit()
+ * @n: packets already in the train
+ * @seg_len: bytes of the train's first packet, BTH to ICRC
+ * @len: bytes of this packet, BTH to ICRC; 0 if it has no layout
+ * @msg_last: this packet ends its message
+ * @bytes: the train's bytes so far; @len is added when it joins
+ *
+ * The segmenter cuts a train into datagrams of @seg_len bytes but the
+ * last: a packet joins only if it is as long as the first, or shorter and
+ * the message's last (the train ends with it).
+ *
+ * Return: whether it joined.
+ */
+bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
+		    u32 len, bool msg_last, u32 *bytes)
+{
+	if (!len || n >= lim->segs || *bytes + len > lim->bytes)
+		return false;
+	if (len > seg_len || (len < seg_len && !msg_last))
+		return false;
+	*bytes += len;
+	return true;
 }
 
 /**
@@ -828,7 +855,7 @@ static void rvt_train_count(struct rvt_qp *qp, const u8 *pkt, u32 left,
 /**
  * rvt_xmit_train - send a train of packets as one UDP GSO skb
  * @qp: the QP sending them, whose counters count each
- * @av: the path, on which rvt_train_max() allowed this train
+ * @av: the path, whose rvt_train_limit() this train keeps to
  * @cache: the route cache of @av
  * @sport: UDP source port, from the flow
  * @skb: from rvt_alloc_train(), the packets filled from the BTH on, each

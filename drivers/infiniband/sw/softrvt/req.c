@@ -200,7 +200,7 @@ static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 {
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
-	u32 pad = (4 - len) & 3;
+	u32 pad = rvt_pad_bytes(len);
 	u8 *start = p;
 
 	rvt_build_bth((struct rvt_bth *)p, opcode,
@@ -293,7 +293,7 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 
 	if (rvt_opcode_info(opcode, &mask))
 		return -EINVAL;
-	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + ((4 - len) & 3));
+	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes(mask, len));
 	if (!skb)
 		return -ENOMEM;
 	rvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, ss,
@@ -647,31 +647,28 @@ static u32 rvt_req_pkt_len(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
 	if (rvt_opcode_info(rvt_req_opcode(qp, wqe, !off,
 					   off + len == wqe->length), &mask))
 		return 0;
-	return rvt_hdr_len(mask) + len + ((4 - len) & 3) + RVT_ICRC_BYTES;
+	return rvt_pkt_bytes(mask, len) + RVT_ICRC_BYTES;
 }
 
 /*
  * How many packets of the WQE at s_cur, from s_cur_off on, one train
- * carries, and in @bytes their length: as many as the window and
- * rvt_train_max() let, each as long as the first but the WQE's last,
- * which may be shorter (a train's last datagram is).
+ * carries, and in @bytes their length: as many as the window and @lim
+ * let (rvt_train_take()).
  */
 static u32 rvt_req_train_pkts(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			      const struct rvt_train_limit *lim,
 			      u32 window_end, u32 seg_len, u32 *bytes)
 {
-	u32 max = rvt_train_max(qp, &qp->s_av, &qp->s_dst_cache, seg_len);
 	u32 off = qp->s_cur_off, psn = qp->s_psn, n = 0;
 
 	*bytes = 0;
-	while (n < max && off < wqe->length &&
-	       rvt_psn_cmp(psn, window_end) < 0) {
-		u32 len = rvt_req_pkt_len(qp, wqe, off);
+	while (off < wqe->length && rvt_psn_cmp(psn, window_end) < 0) {
 		u32 payload = min(wqe->pmtu, wqe->length - off);
 
-		if (len > seg_len ||
-		    (len < seg_len && off + payload < wqe->length))
+		if (!rvt_train_take(lim, n, seg_len,
+				    rvt_req_pkt_len(qp, wqe, off),
+				    off + payload == wqe->length, bytes))
 			break;
-		*bytes += len;
 		off += payload;
 		psn = rvt_psn_add(psn, 1);
 		n++;
@@ -685,6 +682,7 @@ static u32 rvt_req_train_pkts(struct rvt_qp *qp, struct rvt_swqe *wqe,
  * no trains, or fewer than two packets would go in one.
  */
 static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
+			       const struct rvt_train_limit *lim,
 			       u32 window_end)
 {
 	u32 seg_len = rvt_req_pkt_len(qp, wqe, qp->s_cur_off);
@@ -692,7 +690,7 @@ static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	struct sk_buff *skb;
 	u8 *p;
 
-	n = rvt_req_train_pkts(qp, wqe, window_end, seg_len, &bytes);
+	n = rvt_req_train_pkts(qp, wqe, lim, window_end, seg_len, &bytes);
 	if (n < 2)
 		return false;
 	skb = rvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
@@ -726,6 +724,7 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe)
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+	struct rvt_train_limit lim;
 	u32 mtu = wqe->pmtu;
 
 	if (wqe->opcode == IB_WR_RDMA_READ)
@@ -753,12 +752,16 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
 		return RVT_REQ_WQE_SENT;
 	}
+	lim.bytes = 0;
+	if (wqe->length - qp->s_cur_off > mtu)
+		rvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
 	do {
 		u32 off = qp->s_cur_off;
 		u32 len = min(mtu, wqe->length - off);
 		bool last = off + len == wqe->length;
 
-		if (!last && rvt_req_send_train(qp, wqe, window_end)) {
+		if (!last && lim.bytes &&
+		    rvt_req_send_train(qp, wqe, &lim, window_end)) {
 			if (qp->s_cur_off == wqe->length)
 				break;
 			continue;

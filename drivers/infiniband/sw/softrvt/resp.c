@@ -83,7 +83,7 @@ static u32 rvt_resp_build(struct rvt_qp *qp, u8 opcode, u16 mask, u32 psn,
 			  u8 syndrome, u32 msn, u32 len, const u64 *orig,
 			  u8 *p)
 {
-	u32 pad = (4 - len) & 3;
+	u32 pad = rvt_pad_bytes(len);
 	u8 *start = p;
 
 	rvt_build_bth((struct rvt_bth *)p, opcode, false, pad, 0xffff,
@@ -132,7 +132,7 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 
 	if (rvt_resp_opcode_info(qp, &opcode, &mask))
 		return;
-	skb = rvt_alloc_pkt(rdi, rvt_hdr_len(mask) + len + ((4 - len) & 3));
+	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes(mask, len));
 	if (!skb)
 		return;
 	rvt_resp_build(qp, opcode, mask, psn, syndrome, msn, len, orig,
@@ -472,32 +472,30 @@ static u32 rvt_read_resp_len(const struct rvt_qp *qp,
 
 	if (rvt_resp_opcode_info(qp, &opcode, &mask))
 		return 0;
-	return rvt_hdr_len(mask) + n + ((4 - n) & 3) + RVT_ICRC_BYTES;
+	return rvt_pkt_bytes(mask, n) + RVT_ICRC_BYTES;
 }
 
 /*
  * Send up to @budget responses of @e from @off on as one train
- * (rvt_xmit_train()): each as long as the first but the READ's last,
- * which may be shorter.  Returns how many went, 0 when the path takes no
- * trains or fewer than two responses would go in one.
+ * (rvt_xmit_train()), as many as @lim lets (rvt_train_take()).  Returns
+ * how many went, 0 when fewer than two responses would go in one.
  */
 static u32 rvt_resp_read_train(struct rvt_qp *qp, struct rvt_read_res *e,
-			       u32 off, u32 psn, u32 budget)
+			       const struct rvt_train_limit *lim, u32 off,
+			       u32 psn, u32 budget)
 {
 	u32 seg_len = rvt_read_resp_len(qp, e, off);
-	u32 max = min(budget, rvt_train_max(qp, &qp->s_av, &qp->s_dst_cache,
-					    seg_len));
 	u32 n = 0, bytes = 0, o = off, i;
 	struct sk_buff *skb;
 	u8 *p;
 
-	while (n < max && o < e->len) {
-		u32 len = rvt_read_resp_len(qp, e, o);
+	while (n < budget && o < e->len) {
 		u32 payload = min(e->mtu, e->len - o);
 
-		if (len > seg_len || (len < seg_len && o + payload < e->len))
+		if (!rvt_train_take(lim, n, seg_len,
+				    rvt_read_resp_len(qp, e, o),
+				    o + payload == e->len, &bytes))
 			break;
-		bytes += len;
 		o += payload;
 		n++;
 	}
@@ -533,16 +531,21 @@ static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 	u32 left = e->len - off;
 	u32 psn = rvt_psn_add(e->psn, off / e->mtu);
 	u32 bytes = min_t(u64, left, (u64)budget * e->mtu);
+	struct rvt_train_limit lim = {};
 	struct rvt_mr *mr = NULL;
 	u32 sent = 0;
 
+	if (left > e->mtu && budget > 1)
+		rvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
 	if (bytes && rvt_rkey_lookup(qp, e->rkey, e->va + off, bytes,
 				     IB_ACCESS_REMOTE_READ, &mr))
 		return -EACCES;
 	rvt_sge_state_init_one(&qp->r_sge, mr, e->va + off, bytes);
 	do {
 		u32 n = min(e->mtu, e->len - off);
-		u32 train = rvt_resp_read_train(qp, e, off, psn, budget - sent);
+		u32 train = lim.bytes ?
+			    rvt_resp_read_train(qp, e, &lim, off, psn,
+						budget - sent) : 0;
 
 		if (train) {
 			psn = rvt_psn_add(psn, train);

@@ -919,8 +919,16 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 /* A train's packets, ICRCs included, fit in one UDP length field. */
 #define RVT_TRAIN_MAX_BYTES	(65535U - 8U)
-u32 rvt_train_max(struct rvt_qp *qp, const struct rvt_av *av,
-		  struct dst_cache *cache, u32 seg_len);
+/* What a path lets one train carry; bytes 0: it takes no trains. */
+struct rvt_train_limit {
+	u32 bytes;
+	u32 segs;
+};
+
+void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
+		     struct dst_cache *cache, struct rvt_train_limit *lim);
+bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
+		    u32 len, bool msg_last, u32 *bytes);
 struct sk_buff *rvt_alloc_train(struct rvt_dev_info *rdi, u32 len);
 void rvt_train_seal(struct sk_buff *skb, u32 seg_len);
 int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
