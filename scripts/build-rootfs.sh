@@ -12,8 +12,9 @@ PKGS="rdma-core,ibverbs-utils,ibverbs-providers,perftest,rdmacm-utils"
 PKGS+=",python3-pyverbs,iproute2,kmod,procps,python3"
 # The kernel ULPs' tools: NVMe over Fabrics, fio to verify, NFS over RDMA.
 PKGS+=",nvme-cli,fio,nfs-kernel-server"
-# A TCP anchor for the bench, and the tracepoints' reader.
-PKGS+=",iperf3,trace-cmd"
+# A TCP anchor for the bench, the tracepoints' reader, and a profiler
+# for the bench's data paths (perf record -a in the guest).
+PKGS+=",iperf3,trace-cmd,linux-perf"
 key=$(echo "trixie $PKGS" | sha256sum | cut -c1-16)
 root=$CACHE/rootfs-$key
 

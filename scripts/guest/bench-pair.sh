@@ -3,15 +3,15 @@
 #
 # In-guest part of `make bench`'s two-host rows: both guests of
 # scripts/vm-pair.sh run it.  The same workloads on one link, first
-# rdma_rxe on both hosts, then softrvt on both, in ROUNDS alternating
-# rounds (default 3), so that the two kernels' devices are compared as
+# rdma_rxe on both hosts, then softrvt on both, in BENCH_ROUNDS
+# alternating rounds (default 3), so that the two kernels' devices are compared as
 # a user would deploy them; plus one TCP stream (iperf3) on the same
 # link, the practical limit of a software transport there.
 #
 # Guest a serves, guest b is the client: b's $OUT/bench-pair.csv holds
-# every figure of every round, and b prints the table: for each
-# workload the medians over the rounds, their ratio, and the spread
-# (lowest and highest) of the rounds' own ratios.  Bandwidths are timed
+# every figure of every round; each guest's bench-pair-cpu.csv its share
+# of each run's CPU time (system and softirq) per GiB moved, which the
+# host adds up.  Message sizes from 1 KiB to 1 MiB.  Bandwidths are timed
 # by tests/wire_xfer with the wall clock (each byte checked), latency by
 # ibv_rc_pingpong's gettimeofday(): neither depends on perftest's cycle
 # clock calibration, which fails under QEMU.
@@ -20,12 +20,14 @@ set -u
 . scripts/guest/lib.sh
 . scripts/guest/wire-setup.sh
 . scripts/guest/pair-lib.sh || exit 2
+. scripts/guest/bench-lib.sh
 : > "$OUT/results"
 
-rounds=${ROUNDS:-3}
-mib=${BENCH_MIB:-64}
+rounds=$BENCH_ROUNDS
 csv=$OUT/bench-pair.csv
+cpu_csv=$OUT/bench-pair-cpu.csv
 [ "$PAIR_ROLE" = b ] && echo "round,device,workload,figure,unit" > "$csv"
+echo "round,device,workload,figure,unit" > "$cpu_csv"
 
 pair_ready_iperf() { tcp_listening 5201; }
 
@@ -36,32 +38,45 @@ record() { # DEVICE WORKLOAD FIGURE UNIT
 	echo "$round,$1,$2,$3,$4" >> "$csv"
 }
 
-# Seconds of one phase in wire_xfer's "write W s, send S s, read R s".
-phase_mbs() { # LOG PHASE BYTES
-	awk -v p="$2" -v b="$3" '/^wire_xfer: write .* s, send/ {
-		for (i = 2; i < NF; i++)
-			if ($i == p && $(i + 1) > 0) {
-				printf "%.1f", b / 1e6 / $(i + 1)
-				exit
-			}
-	}' "$1.client" 2>/dev/null
+# This guest's share of a run's CPU time, in its own CSV: the host adds
+# the two guests' shares (bench-table.py).
+record_cpu() { # DEVICE WORKLOAD TICKS BYTES
+	echo "$round,$1,$2,$(cpu_per_gib "$3" "$4"),CPU s/GiB" >> "$cpu_csv"
 }
 
 workloads() { # KIND
-	local dev=$PAIR_DEV kind=$1 size log op
-	for size in 64K 4K; do
+	local kind=$1 size log op bytes t0
+	for size in $BENCH_SIZES; do
+		bench_bytes "$size"
+		bytes=$REPLY
 		log=$OUT/wire/${kind}_xfer_${size}_$round
+		cpu_ticks
+		t0=$REPLY
 		pair_prog "${kind}_xfer_${size}_$round" "wire_xfer: OK" a \
-			tests/wire_xfer -d %D -g %G -s "${mib}M" -m "$size" -M 4096 -t 600
+			tests/wire_xfer -d %D -g %G -s "$bytes" -m "$size" -M 4096 -t 600
+		cpu_ticks
+		record_cpu "$kind" "cpu $size" $((REPLY - t0)) $((3 * bytes))
 		for op in write send read; do
 			record "$kind" "$op $size" \
-				"$(phase_mbs "$log" "$op" $((mib << 20)))" MB/s
+				"$(phase_mbs "$log.client" "$op" "$bytes")" MB/s
 		done
 	done
 	pair_prog "${kind}_lat_$round" "iters" a \
 		ibv_rc_pingpong -d %D -g %G -s 8 -n 2000
 	record "$kind" "rc_pingpong 8 B" "$(awk '/iters in/ { print $(NF-1); exit }' \
 		"$OUT/wire/${kind}_lat_$round.client" 2>/dev/null)" "usec/iter"
+}
+
+# One TCP stream (iperf3) on the link, writes of each size.
+tcp_streams() {
+	local size
+	PAIR_DEV=tcp
+	for size in $BENCH_SIZES; do
+		pair_run "tcp_${size}_$round" "receiver" a iperf iperf3 -s -1 -- \
+			iperf3 -c %S -t 3 -l "$size" -f m
+		record tcp "stream $size" "$(iperf_mbs "$OUT/wire/tcp_${size}_$round.client")" MB/s
+	done
+	PAIR_DEV=""
 }
 
 if ! pair_up; then
@@ -83,17 +98,9 @@ for round in $(seq "$rounds"); do
 	pair_dev_down
 	modprobe -r softrvt
 	pair_sync "devices down, round $round"
+	tcp_streams
 done
-PAIR_DEV=tcp
-pair_run "tcp stream" "receiver" a iperf iperf3 -s -1 -- iperf3 -c %S -t 5 -f m
-record tcp stream "$(awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) == "Mbits/sec") {
-	printf "%.1f", $i / 8; exit } }' "$OUT/wire/tcp_stream.client" 2>/dev/null)" MB/s
-PAIR_DEV=""
 pair_down
 
-[ "$PAIR_ROLE" = b ] || exit 0
-echo
-echo "Two hosts (two guests, one kernel each), one virtio link at MTU 9000,"
-echo "RoCE MTU 4096; $mib MiB per wire_xfer phase, every byte checked;"
-echo "medians of $rounds rounds, spread = lowest..highest round's ratio."
-scripts/guest/bench-table.py "$csv" softrvt rxe
+# The table is the host's (scripts/bench.sh): it adds guest a's CPU
+# shares to guest b's.

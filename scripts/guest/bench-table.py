@@ -1,17 +1,23 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The table of a bench CSV (round,device,workload,figure,unit): for each
+"""The table of bench CSVs (round,device,workload,figure,unit): for each
 workload the median figure of DEVICE and of ANCHOR over the rounds, the
-ratio of the medians, and the spread of the rounds' own ratios.  A "tcp"
-device's "stream" figure, if any, is the anchor of extra rows: DEVICE's
-64K bandwidths against the TCP stream on the same link.
+ratio of the medians, and the spread of the rounds' own ratios.
 
-usage: bench-table.py CSV DEVICE ANCHOR
+Figures in "CPU s/GiB" are shares of one run's CPU time: where several
+CSVs (one per host) hold the same round, device and workload, they are
+added.  A "tcp" device's "stream SIZE" figures are the anchor of extra
+rows: DEVICE's bandwidths at SIZE against a TCP stream writing SIZE on
+the same link.
+
+usage: bench-table.py DEVICE ANCHOR CSV...
 """
 
 import csv
 import statistics
 import sys
+
+CPU_UNIT = "CPU s/GiB"
 
 
 def number(text):
@@ -21,27 +27,50 @@ def number(text):
         return None
 
 
-def main():
-    path, dev, anchor = sys.argv[1:4]
+def load(paths):
+    """figs[(device, workload)][round], units[workload], workload order."""
     figs = {}
     units = {}
     order = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            key = row["workload"]
-            if key not in order:
-                order.append(key)
-            units[key] = row["unit"]
-            fig = number(row["figure"])
-            if fig is not None:
-                figs.setdefault((row["device"], key), {})[row["round"]] = fig
+    for path in paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                key = row["workload"]
+                if key not in order:
+                    order.append(key)
+                units[key] = row["unit"]
+                fig = number(row["figure"])
+                if fig is None:
+                    continue
+                rounds = figs.setdefault((row["device"], key), {})
+                if row["unit"] == CPU_UNIT:
+                    rounds[row["round"]] = rounds.get(row["round"], 0) + fig
+                else:
+                    rounds[row["round"]] = fig
+    return figs, units, order
 
-    def line(name, a, b, ratios, unit):
-        spread = "%.2f..%.2f" % (min(ratios), max(ratios)) if ratios else "n/a"
-        ratio = "%.2f" % (a / b) if a and b else "n/a"
-        print("%-24s %10s %10s %7s %12s  %s" % (
-            name, "%.1f" % a if a else "n/a", "%.1f" % b if b else "n/a",
-            ratio, spread, unit))
+
+def line(name, a, b, ratios, unit):
+    spread = "%.2f..%.2f" % (min(ratios), max(ratios)) if ratios else "n/a"
+    ratio = "%.2f" % (a / b) if a and b else "n/a"
+    print("%-24s %10s %10s %7s %12s  %s" % (
+        name, "%.2f" % a if a else "n/a", "%.2f" % b if b else "n/a",
+        ratio, spread, unit))
+
+
+def compare(name, mine, theirs, unit):
+    ratios = [mine[r] / theirs[r] for r in mine
+              if r in theirs and theirs[r] > 0]
+    line(name, statistics.median(mine.values()) if mine else None,
+         statistics.median(theirs.values()) if theirs else None,
+         ratios, unit)
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    dev, anchor = sys.argv[1:3]
+    figs, units, order = load(sys.argv[3:])
 
     print("%-24s %10s %10s %7s %12s  %s" % (
         "workload", dev, anchor, "ratio", "spread", "unit"))
@@ -50,26 +79,22 @@ def main():
         theirs = figs.get((anchor, key), {})
         if not mine and not theirs:
             continue
-        ratios = [mine[r] / theirs[r] for r in mine
-                  if r in theirs and theirs[r] > 0]
         unit = units[key]
-        if "usec" in unit:
+        if "usec" in unit or unit == CPU_UNIT:
             unit += " (lower is better)"
-        line(key, statistics.median(mine.values()) if mine else None,
-             statistics.median(theirs.values()) if theirs else None,
-             ratios, unit)
-    tcp = figs.get(("tcp", "stream"), {})
-    if not tcp:
+        compare(key, mine, theirs, unit)
+
+    tcp_rows = [key for key in order
+                if units.get(key) == "MB/s" and figs.get((dev, key))
+                and figs.get(("tcp", "stream " + key.split()[-1]))]
+    if not tcp_rows:
         return
-    tcp_mbs = statistics.median(tcp.values())
     print()
-    print("%-24s %10s %10s %7s" % ("against TCP", dev, "tcp", "ratio"))
-    for key in order:
-        mine = figs.get((dev, key), {})
-        if units.get(key) != "MB/s" or not key.endswith("64K") or not mine:
-            continue
-        line(key, statistics.median(mine.values()), tcp_mbs,
-             [v / tcp_mbs for v in mine.values()], "MB/s (one iperf3 stream)")
+    print("%-24s %10s %10s %7s %12s" % (
+        "against TCP", dev, "tcp", "ratio", "spread"))
+    for key in tcp_rows:
+        compare(key, figs[(dev, key)], figs[("tcp", "stream " + key.split()[-1])],
+                "MB/s (one iperf3 stream, same write size)")
 
 
 if __name__ == "__main__":

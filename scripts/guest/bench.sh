@@ -118,6 +118,7 @@ ip link del b0
 # On the wire: softrvt to softrvt across two namespaces, against rxe (in
 # the initial namespace) to softrvt on an identical veth pair.
 . scripts/guest/wire-setup.sh
+. scripts/guest/bench-lib.sh
 wire_setup > /dev/null 2>&1 || { echo "wire setup failed"; exit 1; }
 
 # One server/client run across namespaces; prints the client's output.
@@ -127,8 +128,9 @@ ns_pair() {
 	local log=$1 sns=$2 sdev=$3 saddr=$4 cns=$5 cdev=$6 prog=$7
 	shift 7
 	local sgid cgid sargs=() cargs=() a n=100
+	# The client's address ends in 2 where the server's ends in 1.
 	sgid=$(gid_index "$sdev" "$saddr")
-	cgid=$(gid_index "$cdev" "${saddr%.1}.2")
+	cgid=$(gid_index "$cdev" "${saddr%1}2")
 	for a in "$@"; do
 		local sa=${a//%G/$sgid} ca=${a//%G/$cgid}
 		sargs+=("${sa//%D/$sdev}")
@@ -146,54 +148,111 @@ ns_pair() {
 	cat "$log.client"
 }
 
-# The pair of devices each column uses: softrvt1 (ns1) serves softrvt2
-# (ns2); rxe0 (initial namespace) serves softrvt3 (ns3).
-wire_figure() { # COL LOG PROG ARGS...
-	local col=$1 log=$2 which try fig
-	shift 2
-	for which in srvt rxe; do
-		fig=n/a
-		for try in 1 2 3; do
-			if [ $which = srvt ]; then
-				fig=$(ns_pair "$log.$which" ns1 softrvt1 198.18.12.1 \
-					ns2 softrvt2 "$@" | perf_figure "$col")
-			else
-				fig=$(ns_pair "$log.$which" init rxe0 198.18.13.1 \
-					ns3 softrvt3 "$@" | perf_figure "$col")
-			fi
-			case "$fig" in
-			"" | 0 | 0.0 | 0.00 | 0.000 | inf | nan | -nan) fig=n/a ;;
-			*) break ;;
-			esac
-		done
-		echo "$fig" > "$LOG/fig.$which"
-	done
+# Each veth at MTU 9000 and RoCE MTU 4096, as on the two-guest link.
+for l in ns1:w0 ns2:w1 init:x0 ns3:x1; do
+	ns_exec "${l%%:*}" ip link set "${l#*:}" mtu 9000
+done
+
+# A wire_xfer run of ROUND between the devices of WHICH, at message size
+# SIZE: its phases' MB/s and the CPU time of the guest (both sides are
+# in it) per GiB moved, as rows of $wcsv.  srvt4 and srvt6 are softrvt1
+# (ns1) serving softrvt2 (ns2) over IPv4 and IPv6; rxe4 is rxe0 (the
+# initial namespace) serving softrvt3 (ns3): two rxe devices do not talk
+# in one guest (rxe binds in the initial namespace only).
+wire_row() { # ROUND WHICH SIZE
+	local round=$1 which=$2 size=$3 bytes log t0 op
+	bench_bytes "$size"
+	bytes=$REPLY
+	log=$LOG/xfer_${which}_${size}_$round
+	case $which in
+	srvt4) set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2 ;;
+	srvt6) set -- ns1 softrvt1 2001:2:0:12::1 ns2 softrvt2 ;;
+	rxe4) set -- init rxe0 198.18.13.1 ns3 softrvt3 ;;
+	esac
+	cpu_ticks
+	t0=$REPLY
+	ns_pair "$log" "$@" tests/wire_xfer -d %D -g %G -s "$bytes" -m "$size" \
+		-M 4096 -t 600 > /dev/null
+	cpu_ticks
+	grep -q "wire_xfer: OK" "$log.client" || {
+		echo "$which $size round $round failed: $(tail -n 1 "$log.client")"
+		return
+	}
+	for op in write send read; do
+		echo "$round,$which,$op $size,$(phase_mbs "$log.client" $op "$bytes"),MB/s"
+	done >> "$wcsv"
+	echo "$round,$which,cpu $size,$(cpu_per_gib $((REPLY - t0)) $((3 * bytes))),CPU s/GiB" >> "$wcsv"
 }
 
-echo
-echo "On the wire, two namespaces joined by veth (RoCEv2, MTU 1024):"
-printf '%-28s %12s %12s %8s  %s\n' workload srvt-srvt rxe-srvt ratio unit
-for t in write read send; do
-	wire_figure 4 "$LOG/wire_${t}_bw" ib_${t}_bw -d %D -x %G -F -s 65536 -n 2000
-	report "ib_${t}_bw 65536" "MB/s (BW average)" \
-		"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
+# One TCP stream (iperf3) from ns1 to ns2 on the same veth, writes of SIZE.
+tcp_row() { # ROUND SIZE
+	local log=$LOG/tcp_$2_$1 n=100
+	(ns_spawn ns2 timeout 60 iperf3 -s -1 -B 198.18.12.2) > "$log.server" 2>&1 &
+	local spid=$!
+	while [ $n -gt 0 ] && ! tcp_listening 5201 "$spid"; do sleep 0.1; n=$((n - 1)); done
+	ns_exec ns1 timeout 60 iperf3 -c 198.18.12.2 -t 3 -l "$2" -f m > "$log.client" 2>&1
+	wait "$spid"
+	echo "$1,tcp,stream $2,$(iperf_mbs "$log.client"),MB/s" >> "$wcsv"
+}
+
+wcsv=$OUT/bench-wire.csv
+echo "round,device,workload,figure,unit" > "$wcsv"
+for round in $(seq "$BENCH_ROUNDS"); do
+	for size in $BENCH_SIZES; do
+		for which in srvt4 srvt6 rxe4; do
+			wire_row $round $which "$size"
+		done
+		tcp_row $round "$size"
+	done
+	for which in srvt rxe; do
+		if [ $which = srvt ]; then
+			set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2
+		else
+			set -- init rxe0 198.18.13.1 ns3 softrvt3
+		fi
+		ns_pair "$LOG/wire_lat.$which.$round" "$@" ibv_rc_pingpong -d %D \
+			-g %G -s 8 -n 2000 | awk -v r=$round -v w=${which}4 '/iters in/ {
+				print r "," w ",rc_pingpong 8 B," $(NF-1) ",usec/iter"
+				exit
+			}' >> "$wcsv"
+	done
 done
-wire_figure 6 "$LOG/wire_send_lat" ib_send_lat -d %D -x %G -F -s 8 -n 2000
-report "ib_send_lat 8" "usec (t_avg; lower is better)" \
-	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
-for which in srvt rxe; do
-	if [ $which = srvt ]; then
-		set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2
-	else
-		set -- init rxe0 198.18.13.1 ns3 softrvt3
-	fi
-	ns_pair "$LOG/wire_rc_pp.$which" "$@" ibv_rc_pingpong -d %D -g %G \
-		-s 65536 -n 500 | awk '/bytes in/ { print $(NF-1); exit }' \
-		> "$LOG/fig.$which"
+# Where the time goes: one more 64 KiB run of each pair of devices under
+# perf record (every CPU, kernel and user), outside the measured rounds.
+profile_row() { # WHICH
+	local prof=$OUT/profile-$1
+	# Its figures, skewed by the sampling, stay out of the table.
+	local wcsv=$prof.csv
+	command -v perf > /dev/null || { echo "profile: no perf in the guest root"; return; }
+	perf record -q -a -F 499 -o "$prof.data" -- sleep 600 > /dev/null 2>&1 &
+	local ppid=$!
+	sleep 2
+	wire_row profile "$1" 64K
+	kill -INT "$ppid"
+	wait "$ppid"
+	perf report -i "$prof.data" --stdio --no-children --sort symbol \
+		--percent-limit 0.5 2> /dev/null | grep -v '^$' > "$prof.txt"
+	rm -f "$prof.data"
+}
+for which in srvt4 srvt6 rxe4; do
+	profile_row $which
 done
-report "ibv_rc_pingpong 65536" "Mbit/s" \
-	"$(cat "$LOG/fig.srvt")" "$(cat "$LOG/fig.rxe")"
 wire_teardown > /dev/null 2>&1
+echo
+echo "On the wire, two namespaces of one guest joined by veth (MTU 9000,"
+echo "RoCE MTU 4096); wire_xfer, every byte checked; medians of $BENCH_ROUNDS rounds."
+echo "softrvt to softrvt on IPv4 (srvt4) against rxe to softrvt (rxe4):"
+scripts/guest/bench-table.py srvt4 rxe4 "$wcsv"
+echo
+echo "softrvt to softrvt on IPv6 (srvt6, trains) against IPv4 (srvt4):"
+scripts/guest/bench-table.py srvt6 srvt4 "$wcsv"
+for which in srvt4 srvt6 rxe4; do
+	[ -s "$OUT/profile-$which.txt" ] || continue
+	echo
+	echo "Where the time went in one more 64K run of $which (perf, every CPU,"
+	echo "self time; the whole report in profile-$which.txt):"
+	grep -v '^#' "$OUT/profile-$which.txt" | head -n 20
+done
 
 # Tracepoints compiled in but off, against the same module built without
 # them (-DNOTRACE, /mnt/out/notrace): softrvt1 to softrvt2 across the
@@ -228,4 +287,4 @@ done
 echo
 echo "Tracepoints compiled in and off (traced) against compiled out (notrace),"
 echo "softrvt1 to softrvt2 across two namespaces; medians of 3 rounds:"
-scripts/guest/bench-table.py "$tcsv" traced notrace
+scripts/guest/bench-table.py traced notrace "$tcsv"
