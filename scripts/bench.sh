@@ -66,7 +66,7 @@ cp "$out/modules/softrvt.ko" "$pair/b/modules/"
 {
 	echo
 	echo "Two hosts (two guests, one kernel each), one virtio link at MTU 9000,"
-	echo "RoCE MTU 4096; wire_xfer, every byte checked; medians of 3 rounds,"
+	echo "RoCE MTU 4096; wire_xfer, every byte checked; medians of ${BENCH_ROUNDS:-3} rounds,"
 	echo "spread = lowest..highest round's ratio; CPU = both guests' system"
 	echo "and softirq time per GiB moved:"
 	"$TOP/scripts/guest/bench-table.py" softrvt rxe "$pair/b/bench-pair.csv" \

@@ -4,9 +4,9 @@
 # In-guest part of `make bench`'s two-host rows: both guests of
 # scripts/vm-pair.sh run it.  The same workloads on one link, first
 # rdma_rxe on both hosts, then softrvt on both, in BENCH_ROUNDS
-# alternating rounds (default 3), so that the two kernels' devices are compared as
-# a user would deploy them; plus one TCP stream (iperf3) on the same
-# link, the practical limit of a software transport there.
+# alternating rounds (default 3), so that the two kernels' devices are
+# compared as a user would deploy them; plus TCP streams (iperf3) on the
+# same link, the practical limit of a software transport there.
 #
 # Guest a serves, guest b is the client: b's $OUT/bench-pair.csv holds
 # every figure of every round; each guest's bench-pair-cpu.csv its share

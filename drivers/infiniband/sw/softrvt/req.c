@@ -724,7 +724,7 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe)
 {
 	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
-	struct rvt_train_limit lim;
+	struct rvt_train_limit lim = {};
 	u32 mtu = wqe->pmtu;
 
 	if (wqe->opcode == IB_WR_RDMA_READ)
@@ -752,7 +752,6 @@ static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
 		return RVT_REQ_WQE_SENT;
 	}
-	lim.bytes = 0;
 	if (wqe->length - qp->s_cur_off > mtu)
 		rvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
 	do {
