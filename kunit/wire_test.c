@@ -4,9 +4,11 @@
  * malformed packets, and PSN arithmetic across the 24-bit wrap.
  */
 
+#include <crypto/hash.h>
 #include <kunit/test.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
 #include <linux/unaligned.h>
@@ -80,6 +82,86 @@ static void icrc_covers_the_invariant_fields(struct kunit *test)
 		/* Too short to hold the headers. */
 		KUNIT_EXPECT_EQ(test, rvt_icrc(v->data, v->ipv6, bth + 11), 0);
 	}
+}
+
+/* Payload lengths around the carry-less multiply's 64-byte blocks. */
+static const u32 icrc_payload_lens[] = {
+	0, 1, 15, 63, 64, 65, 79, 80, 127, 128, 1000, 4093, 4096, 4097, 8960,
+};
+
+/* The ICRC by the CRC-32 rvt_icrc_init() chose; @tfm is not used. */
+static u32 icrc_by_chosen(struct crypto_shash *tfm, const u8 *l3, bool ipv6,
+			  u32 len)
+{
+	return rvt_icrc(l3, ipv6, len);
+}
+
+/*
+ * @icrc's ICRCs of rxe's packets are rxe's, and of packets with rxe's
+ * headers and a random payload of every length in icrc_payload_lens, at
+ * every alignment of a word, crc32_le()'s.
+ */
+static void icrc_agrees(struct kunit *test,
+			u32 (*icrc)(struct crypto_shash *tfm, const u8 *l3,
+				    bool ipv6, u32 len),
+			struct crypto_shash *tfm)
+{
+	const struct rxe_vector *v = &rxe_vectors[0];
+	u32 hlen = l3_len(v) + sizeof(struct udphdr) + sizeof(struct rvt_bth);
+	u32 size = hlen + 8960 + 4;
+	u8 *buf = kunit_kmalloc(test, size, GFP_KERNEL);
+	int i, off;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
+		u32 len = rxe_vectors[i].len - RVT_ICRC_BYTES;
+
+		KUNIT_EXPECT_EQ_MSG(test, icrc(tfm, rxe_vectors[i].data,
+					       rxe_vectors[i].ipv6, len),
+				    get_unaligned_le32(rxe_vectors[i].data + len),
+				    "vector %d (%s)", i, rxe_vectors[i].name);
+	}
+	for (off = 0; off < 4; off++) {
+		memcpy(buf + off, v->data, hlen);
+		get_random_bytes(buf + off + hlen, size - off - hlen);
+		for (i = 0; i < ARRAY_SIZE(icrc_payload_lens); i++) {
+			u32 len = hlen + icrc_payload_lens[i];
+
+			KUNIT_EXPECT_EQ_MSG(test,
+					    icrc(tfm, buf + off, v->ipv6, len),
+					    rvt_icrc_by(NULL, buf + off, v->ipv6, len),
+					    "payload %u at offset %d",
+					    icrc_payload_lens[i], off);
+		}
+	}
+}
+
+/* Whatever rvt_icrc_init() chose gives crc32_le()'s ICRCs. */
+static void icrc_chosen_crc32_agrees(struct kunit *test)
+{
+	icrc_agrees(test, icrc_by_chosen, NULL);
+}
+
+/* So does each crypto driver of "crc32" it may choose. */
+static void icrc_by_crc32_driver(struct kunit *test, const char *driver)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash(driver, 0, 0);
+
+	if (IS_ERR(tfm))
+		kunit_skip(test, "no %s: %ld", driver, PTR_ERR(tfm));
+	icrc_agrees(test, rvt_icrc_by, tfm);
+	crypto_free_shash(tfm);
+}
+
+static void icrc_by_crc32_generic(struct kunit *test)
+{
+	icrc_by_crc32_driver(test, "crc32-generic");
+}
+
+/* Loaded on demand where the CPU has PCLMULQDQ (QEMU's -cpu max has). */
+static void icrc_by_crc32_pclmul(struct kunit *test)
+{
+	icrc_by_crc32_driver(test, "crc32-pclmul");
 }
 
 /* rxe's packets parse into what the pingpong programs sent. */
@@ -424,6 +506,9 @@ static void train_segments_carry_their_icrc(struct kunit *test)
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
+	KUNIT_CASE(icrc_chosen_crc32_agrees),
+	KUNIT_CASE(icrc_by_crc32_generic),
+	KUNIT_CASE(icrc_by_crc32_pclmul),
 	KUNIT_CASE(parse_rxe_packets),
 	KUNIT_CASE(bth_round_trip),
 	KUNIT_CASE(header_lengths),

@@ -32,6 +32,20 @@ check "link: softrvt not loaded before link add" sh -c '! lsmod | grep -q "^soft
 check "link: rdma link add autoloads softrvt" \
 	rdma link add softrvt0 type softrvt netdev v0
 check "link: module loaded by alias" sh -c 'lsmod | grep -q "^softrvt "'
+# KUnit loaded crc32-pclmul (the guest's CPU has PCLMULQDQ): the module
+# loaded again timed crc32_le against it and kept crc32_le unless the
+# other was faster by more than an eighth.
+icrc_choice_holds() {
+	dmesg | grep "softrvt: ICRC by" | tail -n 1 | awk '{
+		sub(/.*softrvt: ICRC by /, "")
+		# CHOSEN (crc32_le LE MB/s, OTHER TFM MB/s)
+		chosen = $1; le = $3; other = $5; tfm = $6
+		exit !(other == "crc32-pclmul" &&
+		       (chosen == "crc32_le") == !(tfm * 8 > le * 9))
+	}'
+}
+check "link: ICRC CRC-32 chosen by timing crc32_le against crc32-pclmul" \
+	icrc_choice_holds
 rdma link show
 rdma dev show
 check "link: rdma link show lists softrvt0 on v0" \

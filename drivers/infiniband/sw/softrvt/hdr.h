@@ -214,6 +214,10 @@ int rvt_parse_bth(const void *buf, u32 len, struct rvt_pkt *pkt);
 void rvt_build_bth(struct rvt_bth *bth, u8 opcode, bool se, u8 pad, u16 pkey,
 		   u32 qpn, bool ackreq, u32 psn);
 u32 rvt_icrc(const u8 *l3, bool ipv6, u32 len);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct crypto_shash;
+u32 rvt_icrc_by(struct crypto_shash *tfm, const u8 *l3, bool ipv6, u32 len);
+#endif
 u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len);
 
 #endif /* SOFTRVT_HDR_H */

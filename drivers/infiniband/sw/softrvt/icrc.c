@@ -6,29 +6,60 @@
  * for the InfiniBand LRH.
  */
 
+#include <crypto/hash.h>
 #include <linux/crc32.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/ktime.h>
+#include <linux/random.h>
+#include <linux/slab.h>
 #include <linux/udp.h>
 
 #include "softrvt.h"
 #include "hdr.h"
 
-/**
- * rvt_icrc_split - compute the ICRC of a packet whose headers lie apart
- * @l3: the IP header, the UDP header after it
- * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
- * @bth: the BTH; the rest of the packet follows it to the end of the pad
- * @len: bytes from @bth to the end of the pad, the ICRC excluded
- *
- * A train of packets sent as one UDP GSO skb has one IP and UDP header
- * for all of them, but the segmenter gives each packet its own lengths:
- * the ICRC of each is computed over a copy of the headers it will carry.
- *
- * Return: the ICRC, as it is stored little-endian after the pad; 0 if
- * @len cannot hold a BTH.
+/*
+ * The CRC-32 of every ICRC: the crypto API's "crc32" (crc32-pclmul where
+ * the CPU has PCLMULQDQ and its module is loaded) or, when NULL,
+ * crc32_le(), whichever hashed a packet's worth of bytes faster when the
+ * module loaded.  Neither is faster everywhere: on x86 hardware the
+ * carry-less multiply is several times the tables' speed, but where it
+ * is emulated (QEMU's TCG) it is half of it.  Set before any device
+ * exists, freed after the last is gone.
  */
-u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len)
+static struct crypto_shash *rvt_crc_tfm __read_mostly;
+
+/* Bytes the choice is timed over: one packet at the largest RoCE MTU. */
+#define RVT_CRC_PROBE_BYTES	4096
+#define RVT_CRC_PROBE_PASSES	8
+#define RVT_CRC_PROBE_TRIALS	5
+
+/*
+ * crc32_le() by @tfm.  The "crc32" shash keeps the running CRC, not
+ * inverted, as the u32 of its descriptor (as rdma_rxe relies on too);
+ * rvt_icrc_init() checks that before choosing it.
+ */
+static u32 rvt_crc32_by(struct crypto_shash *tfm, u32 crc, const u8 *p,
+			u32 len)
+{
+	SHASH_DESC_ON_STACK(desc, tfm);
+	u32 *state;
+
+	if (!tfm)
+		return crc32_le(crc, p, len);
+	desc->tfm = tfm;
+	state = shash_desc_ctx(desc);
+	*state = crc;
+	if (crypto_shash_update(desc, p, len))
+		return crc32_le(crc, p, len);
+	crc = *state;
+	/* The descriptor is on the stack: keep the read before it goes. */
+	barrier_data(state);
+	return crc;
+}
+
+static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
+			     bool ipv6, const u8 *bth, u32 len)
 {
 	static const u8 lrh_ones[8] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -65,13 +96,55 @@ u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len)
 	/* FECN, BECN and the six reserved bits before the QPN. */
 	masked_bth->qpn |= cpu_to_be32(~RVT_BTH_QPN_MASK);
 
+	/* The headers are too short for the carry-less multiply to pay. */
 	crc = crc32_le(~0U, lrh_ones, sizeof(lrh_ones));
 	crc = crc32_le(crc, hdrs, hlen + sizeof(struct rvt_bth));
-	crc = crc32_le(crc, bth + sizeof(struct rvt_bth),
-		       len - sizeof(struct rvt_bth));
+	crc = rvt_crc32_by(tfm, crc, bth + sizeof(struct rvt_bth),
+			   len - sizeof(struct rvt_bth));
 	return ~crc;
 }
+
+/**
+ * rvt_icrc_split - compute the ICRC of a packet whose headers lie apart
+ * @l3: the IP header, the UDP header after it
+ * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
+ * @bth: the BTH; the rest of the packet follows it to the end of the pad
+ * @len: bytes from @bth to the end of the pad, the ICRC excluded
+ *
+ * A train of packets sent as one UDP GSO skb has one IP and UDP header
+ * for all of them, but the segmenter gives each packet its own lengths:
+ * the ICRC of each is computed over a copy of the headers it will carry.
+ *
+ * Return: the ICRC, as it is stored little-endian after the pad; 0 if
+ * @len cannot hold a BTH.
+ */
+u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len)
+{
+	return rvt_icrc_by_split(rvt_crc_tfm, l3, ipv6, bth, len);
+}
 EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_split);
+
+/**
+ * rvt_icrc_by - compute a packet's ICRC with a given CRC-32
+ * @tfm: a "crc32" shash, or NULL for crc32_le()
+ * @l3: the IP header; the UDP header and the BTH follow it
+ * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
+ * @len: bytes from @l3 to the end of the pad, the ICRC excluded
+ *
+ * Return: the ICRC, as it is stored little-endian after the pad; 0 if
+ * @len cannot hold the headers.
+ */
+VISIBLE_IF_KUNIT u32 rvt_icrc_by(struct crypto_shash *tfm, const u8 *l3,
+				 bool ipv6, u32 len)
+{
+	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		   sizeof(struct udphdr);
+
+	if (len < hlen + sizeof(struct rvt_bth))
+		return 0;
+	return rvt_icrc_by_split(tfm, l3, ipv6, l3 + hlen, len - hlen);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_by);
 
 /**
  * rvt_icrc - compute a packet's ICRC
@@ -84,11 +157,95 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_split);
  */
 u32 rvt_icrc(const u8 *l3, bool ipv6, u32 len)
 {
-	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
-		   sizeof(struct udphdr);
-
-	if (len < hlen + sizeof(struct rvt_bth))
-		return 0;
-	return rvt_icrc_split(l3, ipv6, l3 + hlen, len - hlen);
+	return rvt_icrc_by(rvt_crc_tfm, l3, ipv6, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_icrc);
+
+/* The fastest of a few timed trials, in ns: others may preempt us. */
+static u64 rvt_crc_time(struct crypto_shash *tfm, const u8 *buf)
+{
+	u64 best = U64_MAX;
+	int trial, pass;
+
+	for (trial = 0; trial < RVT_CRC_PROBE_TRIALS; trial++) {
+		u64 start = ktime_get_ns();
+		u32 crc = ~0U;
+
+		for (pass = 0; pass < RVT_CRC_PROBE_PASSES; pass++)
+			crc = rvt_crc32_by(tfm, crc, buf, RVT_CRC_PROBE_BYTES);
+		/* Keep the passes from being optimised away. */
+		barrier_data(&crc);
+		best = min(best, ktime_get_ns() - start);
+	}
+	return max(best, 1ULL);
+}
+
+static u64 rvt_crc_mbs(u64 ns)
+{
+	return div64_u64((u64)RVT_CRC_PROBE_BYTES * RVT_CRC_PROBE_PASSES *
+			 NSEC_PER_SEC / 1000000, ns);
+}
+
+/**
+ * rvt_icrc_init - choose the CRC-32 of the ICRC
+ *
+ * Times crc32_le() against the crypto API's "crc32" over a packet's
+ * worth of random bytes and keeps the crypto one if it is faster by more
+ * than an eighth and gave crc32_le()'s result.  Without a "crc32" shash,
+ * crc32_le().
+ *
+ * Return: 0, or -ENOMEM.
+ */
+int rvt_icrc_init(void)
+{
+	struct crypto_shash *tfm;
+	u64 ns_le, ns_tfm;
+	bool faster;
+	u8 *buf;
+
+	tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(tfm)) {
+		pr_info("softrvt: ICRC by crc32_le (no crc32 shash: %ld)\n",
+			PTR_ERR(tfm));
+		return 0;
+	}
+	buf = kmalloc(RVT_CRC_PROBE_BYTES, GFP_KERNEL);
+	if (!buf) {
+		crypto_free_shash(tfm);
+		return -ENOMEM;
+	}
+	get_random_bytes(buf, RVT_CRC_PROBE_BYTES);
+	if (rvt_crc32_by(tfm, ~0U, buf, RVT_CRC_PROBE_BYTES) !=
+	    crc32_le(~0U, buf, RVT_CRC_PROBE_BYTES)) {
+		pr_warn("softrvt: %s disagrees with crc32_le; ICRC by crc32_le\n",
+			crypto_shash_driver_name(tfm));
+		goto out_free;
+	}
+	ns_le = rvt_crc_time(NULL, buf);
+	ns_tfm = rvt_crc_time(tfm, buf);
+	/* A tie is the same tables behind an indirect call: keep crc32_le. */
+	faster = ns_tfm + ns_tfm / 8 < ns_le;
+	pr_info("softrvt: ICRC by %s (crc32_le %llu MB/s, %s %llu MB/s)\n",
+		faster ? crypto_shash_driver_name(tfm) : "crc32_le",
+		rvt_crc_mbs(ns_le), crypto_shash_driver_name(tfm),
+		rvt_crc_mbs(ns_tfm));
+	if (faster) {
+		rvt_crc_tfm = tfm;
+		tfm = NULL;
+	}
+out_free:
+	kfree(buf);
+	if (tfm)
+		crypto_free_shash(tfm);
+	return 0;
+}
+
+/**
+ * rvt_icrc_exit - release the CRC-32 rvt_icrc_init() chose
+ */
+void rvt_icrc_exit(void)
+{
+	if (rvt_crc_tfm)
+		crypto_free_shash(rvt_crc_tfm);
+	rvt_crc_tfm = NULL;
+}

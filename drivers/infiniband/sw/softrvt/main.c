@@ -210,9 +210,12 @@ static int __init rvt_module_init(void)
 {
 	int ret;
 
-	ret = rvt_ruc_init();
+	ret = rvt_icrc_init();
 	if (ret)
 		return ret;
+	ret = rvt_ruc_init();
+	if (ret)
+		goto err_icrc;
 	ret = rvt_net_init();
 	if (ret)
 		goto err_ruc;
@@ -234,6 +237,8 @@ err_net:
 	rvt_net_exit_all();
 err_ruc:
 	rvt_ruc_exit();
+err_icrc:
+	rvt_icrc_exit();
 	return ret;
 }
 
@@ -261,6 +266,7 @@ static void __exit rvt_module_exit(void)
 	ib_unregister_client(&rvt_client);
 	rvt_net_exit_all();
 	rvt_ruc_exit();
+	rvt_icrc_exit();
 }
 
 module_init(rvt_module_init);

@@ -964,6 +964,8 @@ void rvt_resp_reset(struct rvt_qp *qp);
 void rvt_resp_flush(struct rvt_qp *qp);
 
 /* ruc.c */
+int rvt_icrc_init(void);
+void rvt_icrc_exit(void);
 int rvt_ruc_init(void);
 void rvt_ruc_exit(void);
 void rvt_schedule_send(struct rvt_qp *qp);
