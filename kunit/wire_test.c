@@ -503,6 +503,49 @@ static void train_segments_carry_their_icrc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, i, TRAIN_PKTS);
 }
 
+/*
+ * A packet joins a train only as the segmenter will cut it again: as long
+ * as the first, or shorter and the last; within the path's byte and
+ * segment limits; never one without a header layout.
+ */
+static void train_take_follows_the_segmenter(struct kunit *test)
+{
+	const struct rvt_train_limit lim = { .bytes = 3 * 4108, .segs = 2 };
+	const struct rvt_train_limit none = {};
+	u32 bytes = 0;
+
+	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 0, 4108, 4108, false,
+					       &bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 4108);
+	/* Longer than the first, or shorter but not the message's last. */
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 4112, false,
+						&bytes));
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 100, false,
+						&bytes));
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 0, true,
+						&bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 4108);
+	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 1, 4108, 100, true,
+					       &bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 4208);
+	/* The path's segment limit, then its byte limit. */
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 2, 4108, 4108, false,
+						&bytes));
+	bytes = 2 * 4108 + 1;
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 4108, false,
+						&bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 2 * 4108 + 1);
+	bytes = 2 * 4108;
+	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 1, 4108, 4108, true,
+					       &bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 3 * 4108);
+	/* A path that takes no trains. */
+	bytes = 0;
+	KUNIT_EXPECT_FALSE(test, rvt_train_take(&none, 0, 4108, 4108, false,
+						&bytes));
+	KUNIT_EXPECT_EQ(test, bytes, 0);
+}
+
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
@@ -516,6 +559,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(psn_arithmetic_wraps),
 	KUNIT_CASE(psn_map_tracks_answers_across_the_wrap),
 	KUNIT_CASE(train_segments_carry_their_icrc),
+	KUNIT_CASE(train_take_follows_the_segmenter),
 	{}
 };
 

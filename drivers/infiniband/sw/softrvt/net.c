@@ -779,6 +779,7 @@ bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
 	*bytes += len;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_train_take);
 
 /**
  * rvt_train_seal - give each packet of a train its ICRC, and the train
