@@ -15,7 +15,8 @@
  * the retry limits allow to complete.
  *
  * usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]
- *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [SERVER_HOST]
+ *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-e]
+ *                  [SERVER_HOST]
  *
  * Without SERVER_HOST it is the server. Prints "wire_xfer: OK ..." and
  * exits 0, or prints "wire_xfer: FAIL <reason>" (or "wire_xfer: TIMEOUT"
@@ -110,6 +111,7 @@ static struct {
 	enum ibv_mtu mtu_enum;
 	const char *host;	/* NULL: server */
 	bool no_read;		/* -R: WRITE and SEND only */
+	bool events;		/* -e: sleep on a completion channel */
 } cfg = {
 	.port = "18515",
 	.total = 64ULL << 20,
@@ -122,6 +124,7 @@ static struct {
 static struct {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *chan;	/* -e only */
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	struct ibv_qp *qp;
@@ -141,6 +144,8 @@ static void quiet_teardown(void)
 		ibv_dereg_mr(g.mr);
 	if (g.cq)
 		ibv_destroy_cq(g.cq);
+	if (g.chan)
+		ibv_destroy_comp_channel(g.chan);
 	if (g.pd)
 		ibv_dealloc_pd(g.pd);
 	if (g.ctx)
@@ -536,7 +541,12 @@ static void setup(struct xfer_info *me, uint32_t psn)
 	g.pd = ibv_alloc_pd(g.ctx);
 	if (!g.pd)
 		fail("ibv_alloc_pd: %s", strerror(errno));
-	g.cq = ibv_create_cq(g.ctx, CQ_SIZE, NULL, NULL, 0);
+	if (cfg.events) {
+		g.chan = ibv_create_comp_channel(g.ctx);
+		if (!g.chan)
+			fail("ibv_create_comp_channel: %s", strerror(errno));
+	}
+	g.cq = ibv_create_cq(g.ctx, CQ_SIZE, NULL, g.chan, 0);
 	if (!g.cq)
 		fail("ibv_create_cq(%d): %s", CQ_SIZE, strerror(errno));
 	ret = posix_memalign(&p, sysconf(_SC_PAGESIZE), cfg.total);
@@ -737,10 +747,46 @@ static void post_rq(uint64_t idx)
 		     verr(ret));
 }
 
+/*
+ * With -e, an empty CQ is armed and polled once more (a completion may
+ * have come before the arming); then the process sleeps on the channel,
+ * waking at least every 100 ms to see that the peer is still there.
+ */
+static void wait_cq_event(const char *phase)
+{
+	struct pollfd p = { .fd = g.chan->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *ctx;
+	int ret;
+
+	ret = poll(&p, 1, 100);
+	if (ret < 0 && errno != EINTR)
+		fail("%s: poll(completion channel): %s", phase,
+		     strerror(errno));
+	if (ret <= 0) {
+		check_peer(phase);
+		return;
+	}
+	if (ibv_get_cq_event(g.chan, &cq, &ctx))
+		fail("%s: ibv_get_cq_event: %s", phase, strerror(errno));
+	if (cq != g.cq)
+		fail("%s: event for a CQ that is not ours", phase);
+	ibv_ack_cq_events(cq, 1);
+}
+
 static int poll_cq(struct ibv_wc *wc, const char *phase, unsigned int *idle)
 {
 	int n = ibv_poll_cq(g.cq, WC_BATCH, wc);
+	int ret;
 
+	if (!n && cfg.events) {
+		ret = ibv_req_notify_cq(g.cq, 0);
+		if (ret)
+			fail("%s: ibv_req_notify_cq: %s", phase, verr(ret));
+		n = ibv_poll_cq(g.cq, WC_BATCH, wc);
+		if (!n)
+			wait_cq_event(phase);
+	}
 	if (n < 0)
 		fail("%s: ibv_poll_cq: %s", phase, verr(n));
 	if (n)
@@ -865,6 +911,9 @@ static void teardown(void)
 	DESTROY(qp, ibv_destroy_qp, "ibv_destroy_qp");
 	DESTROY(mr, ibv_dereg_mr, "ibv_dereg_mr");
 	DESTROY(cq, ibv_destroy_cq, "ibv_destroy_cq");
+	if (g.chan)
+		DESTROY(chan, ibv_destroy_comp_channel,
+			"ibv_destroy_comp_channel");
 	DESTROY(pd, ibv_dealloc_pd, "ibv_dealloc_pd");
 	DESTROY(ctx, ibv_close_device, "ibv_close_device");
 #undef DESTROY
@@ -881,7 +930,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]\n"
-"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [SERVER_HOST]\n"
+"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-e]\n"
+"                 [SERVER_HOST]\n"
 "  -d DEV          RDMA device (default: the first one)\n"
 "  -g GIDIDX       source GID index on port 1 (default 0)\n"
 "  -p TCPPORT      TCP port of the side channel (default 18515)\n"
@@ -890,6 +940,7 @@ static void usage(FILE *f)
 "  -t SECONDS      watchdog for the whole run (default 300)\n"
 "  -M MTU          path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
 "  -R              WRITE and SEND phases only; give it to both sides\n"
+"  -e              sleep on a completion channel instead of busy polling\n"
 "  SERVER_HOST     run as the client of this server; without it, serve\n"
 "Sizes take a K, M or G suffix (powers of 1024).\n");
 }
@@ -947,7 +998,7 @@ static void parse_args(int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:Rh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:Reh")) != -1) {
 		switch (c) {
 		case 'd':
 			cfg.dev = optarg;
@@ -1004,6 +1055,9 @@ static void parse_args(int argc, char **argv)
 		case 'R':
 			/* Both sides must be given it: no READ phase. */
 			cfg.no_read = true;
+			break;
+		case 'e':
+			cfg.events = true;
 			break;
 		case 'h':
 			usage(stdout);
