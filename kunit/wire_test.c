@@ -40,68 +40,6 @@ static void icrc_matches_rxe(struct kunit *test)
 }
 
 /*
- * rxe's packet as the receive path queues it: data at the BTH, the ICRC
- * right after skb->len.
- */
-static struct sk_buff *queued_rxe_pkt(struct kunit *test,
-				      const struct rxe_vector *v)
-{
-	struct sk_buff *skb = alloc_skb(v->len, GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, skb);
-	skb_put_data(skb, v->data, v->len);
-	skb_reset_network_header(skb);
-	skb_pull(skb, l3_len(v) + sizeof(struct udphdr));
-	skb_trim(skb, skb->len - RVT_ICRC_BYTES);
-	rvt_pkt_of(skb)->ipv6 = v->ipv6;
-	return skb;
-}
-
-/* The engine's check of a packet as it first comes up. */
-static bool engine_icrc_ok(struct sk_buff *skb)
-{
-	rvt_pkt_of(skb)->icrc_ok = false;
-	return rvt_rx_icrc_ok(skb);
-}
-
-/*
- * The engine's check passes rxe's packets and fails them with any byte
- * the ICRC covers changed: a payload or header byte, or the ICRC's own.
- * A packet that passed once (put back, or multicast and checked before
- * it was copied) is not hashed again.
- */
-static void rx_icrc_check_of_the_engine(struct kunit *test)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
-		const struct rxe_vector *v = &rxe_vectors[i];
-		struct sk_buff *skb = queued_rxe_pkt(test, v);
-
-		KUNIT_EXPECT_TRUE_MSG(test, engine_icrc_ok(skb), "vector %s",
-				      v->name);
-		skb->data[skb->len - 1] ^= 0x01;
-		KUNIT_EXPECT_FALSE_MSG(test, engine_icrc_ok(skb),
-				       "vector %s, last byte", v->name);
-		skb->data[skb->len - 1] ^= 0x01;
-		skb->data[7] ^= 0x80;	/* the BTH's destination QP */
-		KUNIT_EXPECT_FALSE_MSG(test, engine_icrc_ok(skb),
-				       "vector %s, BTH", v->name);
-		skb->data[7] ^= 0x80;
-		skb->data[skb->len] ^= 0x10;	/* the ICRC itself */
-		KUNIT_EXPECT_FALSE_MSG(test, engine_icrc_ok(skb),
-				       "vector %s, ICRC", v->name);
-		/* A failed check is not remembered as a pass. */
-		KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
-		skb->data[skb->len] ^= 0x10;
-		KUNIT_EXPECT_TRUE(test, engine_icrc_ok(skb));
-		skb->data[skb->len] ^= 0x10;
-		KUNIT_EXPECT_TRUE(test, rvt_rx_icrc_ok(skb));
-		kfree_skb(skb);
-	}
-}
-
-/*
  * Fields routers rewrite do not change the ICRC; anything else does.
  * Each case flips one byte of a copy of every vector.
  */
@@ -611,7 +549,6 @@ static void train_take_follows_the_segmenter(struct kunit *test)
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
-	KUNIT_CASE(rx_icrc_check_of_the_engine),
 	KUNIT_CASE(icrc_chosen_crc32_agrees),
 	KUNIT_CASE(icrc_by_crc32_generic),
 	KUNIT_CASE(icrc_by_crc32_pclmul),

@@ -123,7 +123,6 @@ struct rvt_pkt {
 	u16 hdr_len;			/* BTH and extended headers */
 	u32 payload_len;		/* without pad and ICRC */
 	bool ipv6;			/* received: the IP version */
-	bool icrc_ok;			/* received: the ICRC was checked */
 };
 
 /*

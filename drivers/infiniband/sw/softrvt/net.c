@@ -11,14 +11,9 @@
  * receives nothing from the wire: that is logged once.
  *
  * Receiving runs in softirq context.  It checks what can be checked
- * without the QP's state (lengths, headers, QP number and transport) and
- * queues the packet on the QP; the QP's engine (ruc.c) checks the ICRC
- * before anything else and does the rest in process context, where
- * copying into user memory is not under any lock.  The ICRC is the
- * engine's because on a veth the receive softirq runs in the sender's
- * context: checked there, the sending CPU would hash every byte twice.
- * A multicast packet, copied to every QP of its group, is checked once,
- * here.
+ * without the QP's state (lengths, headers, ICRC, QP number and transport)
+ * and queues the packet on the QP; the QP's engine (ruc.c) does the rest in
+ * process context, where copying into user memory is not under any lock.
  */
 
 #include <linux/ip.h>
@@ -64,7 +59,6 @@ struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb)
 	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
 	return (struct rvt_pkt *)skb->cb;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_pkt_of);
 
 static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
 					     struct net_device *ndev)
@@ -138,14 +132,9 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	parsed = pkt;
 
 	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
-	pkt->icrc_ok = false;
-	if (pkt->qpn == RVT_MCAST_QPN) {
-		if (rvt_icrc(l3, ipv6, l3len) !=
-		    get_unaligned_le32(l3 + l3len)) {
-			drop = RVT_CNT_DROP_BAD_ICRC;
-			goto drop;
-		}
-		pkt->icrc_ok = true;
+	if (rvt_icrc(l3, ipv6, l3len) != get_unaligned_le32(l3 + l3len)) {
+		drop = RVT_CNT_DROP_BAD_ICRC;
+		goto drop;
 	}
 	if (!rvt_pkey_ok(pkt->pkey)) {
 		drop = RVT_CNT_DROP_BAD_PKEY;
@@ -232,30 +221,6 @@ bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_rx_queue);
-
-/**
- * rvt_rx_icrc_ok - check the ICRC of a packet queued for a QP, once
- * @skb: from rvt_rx_dequeue(): data at the BTH, the ICRC right after
- *	 skb->len, the network header the packet's own
- *
- * A multicast packet was checked before it was copied to its group, and
- * a packet put back by rvt_rx_unget() when it first came up.  Any
- * context.
- *
- * Return: whether the ICRC the packet carries is the one of its bytes.
- */
-bool rvt_rx_icrc_ok(struct sk_buff *skb)
-{
-	struct rvt_pkt *pkt = rvt_pkt_of(skb);
-	const u8 *l3 = skb_network_header(skb);
-	u32 l3len = skb->data + skb->len - l3;
-
-	if (!pkt->icrc_ok)
-		pkt->icrc_ok = rvt_icrc(l3, pkt->ipv6, l3len) ==
-			       get_unaligned_le32(l3 + l3len);
-	return pkt->icrc_ok;
-}
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_icrc_ok);
 
 /**
  * rvt_rx_dequeue - take the oldest packet queued on a QP
