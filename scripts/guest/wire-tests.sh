@@ -100,8 +100,8 @@ section "wire: softrvt to softrvt"
 quick=1
 [ "${SOFTRVT_FULL:-}" ] && quick=${QUICK:-}
 QUICK=$quick suite "srvt-srvt ipv4" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
-# Both sides sleep on a completion channel: the engine's ICRC check and
-# its completions are then on CPUs no poller holds.
+# Both sides sleep on a completion channel instead of polling: the
+# completions come by events over the wire.
 wire_pair "srvt-srvt ipv4: wire_xfer -e, 4 MiB each by RC WRITE, SEND and READ, data checked" \
 	"wire_xfer: OK" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	tests/wire_xfer -e -d %D -g %G -s 4M -m 64K -M 4096 -t 170
