@@ -164,6 +164,153 @@ static void icrc_by_crc32_pclmul(struct kunit *test)
 	icrc_by_crc32_driver(test, "crc32-pclmul");
 }
 
+/*
+ * A received packet as a NIC may hand it over: @headlen bytes of @buf in
+ * the linear part (network header first, skb->data at the UDP header,
+ * as encap_rcv() sees it), the rest in page fragments cut at @cut bytes
+ * each, every one at an odd offset in its own pages.
+ */
+static struct sk_buff *paged_skb(struct kunit *test, const u8 *buf, u32 len,
+				 u32 l3len, u32 headlen, u32 cut)
+{
+	struct sk_buff *skb = alloc_skb(MAX_HEADER + headlen, GFP_KERNEL);
+	u32 off = headlen, frag = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_reserve(skb, MAX_HEADER);
+	skb_put_data(skb, buf, headlen);
+	skb_reset_network_header(skb);
+	skb_pull(skb, l3len);
+	skb_reset_transport_header(skb);
+	while (off < len) {
+		u32 n = min(cut, len - off);
+		struct page *page = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
+
+		KUNIT_ASSERT_NOT_NULL(test, page);
+		KUNIT_ASSERT_LT(test, frag, (u32)MAX_SKB_FRAGS);
+		KUNIT_ASSERT_LE(test, n + 100, 2 * (u32)PAGE_SIZE);
+		memcpy(page_address(page) + 100, buf + off, n);
+		skb_add_rx_frag(skb, frag++, page, 100, n, 2 * PAGE_SIZE);
+		off += n;
+	}
+	return skb;
+}
+
+static void flip_byte(struct kunit *test, struct sk_buff *skb, u32 off)
+{
+	u8 b;
+
+	KUNIT_ASSERT_FALSE(test, skb_copy_bits(skb, off, &b, 1));
+	b ^= 0xff;
+	KUNIT_ASSERT_FALSE(test, skb_store_bits(skb, off, &b, 1));
+}
+
+/*
+ * One packet of @total bytes, in a linear part of @headlen and fragments
+ * of @cut: its ICRC holds, and fails once its last byte, or the last one
+ * before it, changes.
+ */
+static void check_paged_icrc(struct kunit *test, const u8 *pkt, u32 total,
+			     u32 l3, bool ipv6, u32 headlen, u32 cut)
+{
+	u32 len = total - RVT_ICRC_BYTES;
+	struct sk_buff *skb;
+
+	if (DIV_ROUND_UP(total - headlen, cut) > MAX_SKB_FRAGS)
+		return;
+	skb = paged_skb(test, pkt, total, l3, headlen, cut);
+	KUNIT_EXPECT_TRUE_MSG(test, rvt_icrc_skb_ok(skb, ipv6, len),
+			      "len %u head %u cut %u", total, headlen, cut);
+	flip_byte(test, skb, skb->len - 1);
+	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, ipv6, len));
+	flip_byte(test, skb, skb->len - 1);
+	flip_byte(test, skb, skb->len - RVT_ICRC_BYTES - 1);
+	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, ipv6, len));
+	kfree_skb(skb);
+}
+
+/*
+ * A packet of rxe's, then one with a 4 KiB payload, in a linear part of
+ * just its headers or more, and fragments cut anywhere (across the ICRC
+ * too).
+ */
+static void icrc_of_a_paged_packet(struct kunit *test)
+{
+	static const u32 cuts[] = { 1, 5, 13, 64, 300, 1000, 4096, 9000 };
+	const struct rxe_vector *v = &rxe_vectors[1];
+	u32 l3 = l3_len(v), hdrs = l3 + sizeof(struct udphdr) +
+		 sizeof(struct rvt_bth);
+	u32 big = hdrs + 4096 + RVT_ICRC_BYTES;
+	u8 *buf = kunit_kmalloc(test, big, GFP_KERNEL);
+	struct sk_buff *skb;
+	int j, k;
+
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	memcpy(buf, v->data, hdrs);
+	get_random_bytes(buf + hdrs, big - hdrs);
+	/* The headers' lengths do not enter the check; only its bytes. */
+	put_unaligned_le32(rvt_icrc(buf, v->ipv6, big - RVT_ICRC_BYTES),
+			   buf + big - RVT_ICRC_BYTES);
+
+	for (j = 0; j < ARRAY_SIZE(cuts); j++) {
+		for (k = 0; k < 3; k++) {
+			check_paged_icrc(test, v->data, v->len, l3, v->ipv6,
+					 hdrs + k * 17, cuts[j]);
+			check_paged_icrc(test, buf, big, l3, v->ipv6,
+					 hdrs + k * 17, cuts[j]);
+		}
+	}
+	/* Shorter than its headers, or its ICRC beyond the skb: no. */
+	skb = paged_skb(test, v->data, v->len, l3, hdrs, 64);
+	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, v->ipv6, hdrs - 1));
+	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, v->ipv6, v->len));
+	kfree_skb(skb);
+}
+
+/*
+ * Payload is copied out of a paged packet byte for byte, from any offset
+ * and of any length, into a list that splits it again elsewhere.
+ */
+static void copy_from_a_paged_packet(struct kunit *test)
+{
+	static const u32 cuts[] = { 1000, 2048, 4096 };
+	u32 len = 9000, l3 = sizeof(struct ipv6hdr);
+	u8 *src = kunit_kmalloc(test, len, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, len, GFP_KERNEL);
+	/* Too large for the stack with its RVT_MAX_SGE entries. */
+	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	int j, k;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	KUNIT_ASSERT_NOT_NULL(test, ss);
+	get_random_bytes(src, len);
+	for (j = 0; j < ARRAY_SIZE(cuts); j++) {
+		struct sk_buff *skb = paged_skb(test, src, len, l3, 100,
+						cuts[j]);
+		/* Offsets from skb->data: in the linear part, in pages. */
+		static const u32 offs[] = { 0, 59, 60, 61, 4000, 8800 };
+
+		for (k = 0; k < ARRAY_SIZE(offs); k++) {
+			u32 off = offs[k], n = skb->len - off, half = n / 3;
+
+			memset(dst, 0, len);
+			memset(ss, 0, sizeof(*ss));
+			ss->sge[0].iova = (uintptr_t)dst;
+			ss->sge[0].length = half;
+			ss->sge[1].iova = (uintptr_t)dst + half;
+			ss->sge[1].length = n - half;
+			ss->num_sge = 2;
+			ss->total_len = n;
+			rvt_copy_skb_to_sge(ss, skb, off, n);
+			KUNIT_EXPECT_EQ_MSG(test, memcmp(dst, src + l3 + off, n),
+					    0, "cut %u off %u", cuts[j], off);
+			KUNIT_EXPECT_EQ(test, ss->cur, 2U);
+		}
+		kfree_skb(skb);
+	}
+}
+
 /* rxe's packets parse into what the pingpong programs sent. */
 static void parse_rxe_packets(struct kunit *test)
 {
@@ -552,6 +699,8 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_chosen_crc32_agrees),
 	KUNIT_CASE(icrc_by_crc32_generic),
 	KUNIT_CASE(icrc_by_crc32_pclmul),
+	KUNIT_CASE(icrc_of_a_paged_packet),
+	KUNIT_CASE(copy_from_a_paged_packet),
 	KUNIT_CASE(parse_rxe_packets),
 	KUNIT_CASE(bth_round_trip),
 	KUNIT_CASE(header_lengths),

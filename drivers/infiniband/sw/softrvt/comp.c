@@ -334,7 +334,7 @@ static bool rvt_comp_is_placement_ack(struct rvt_qp *qp,
 static enum ib_wc_status rvt_comp_read_data(struct rvt_qp *qp,
 					    struct rvt_swqe *wqe,
 					    struct rvt_pkt *pkt,
-					    const u8 *payload)
+					    struct sk_buff *skb)
 {
 	u8 op = pkt->opcode & 0x1f;
 	bool last = pkt->psn == wqe->lpsn;
@@ -360,7 +360,7 @@ static enum ib_wc_status rvt_comp_read_data(struct rvt_qp *qp,
 		return IB_WC_LOC_LEN_ERR;
 	}
 	rvt_sge_skip(&qp->s_sge, off);
-	rvt_copy_to_sge(&qp->s_sge, payload, pkt->payload_len);
+	rvt_copy_skb_to_sge(&qp->s_sge, skb, pkt->hdr_len, pkt->payload_len);
 	rvt_sge_state_release(&qp->s_sge);
 	return IB_WC_SUCCESS;
 }
@@ -388,12 +388,13 @@ static enum ib_wc_status rvt_comp_atomic_data(struct rvt_qp *qp,
 }
 
 /*
- * A READ response (@atmack NULL) or an atomic ACK: place it, in or out
- * of order.  One that cannot be placed fails its WQE when it is the
- * oldest answer missing; out of order it is dropped and asked again.
+ * A READ response in @skb (@atmack NULL) or an atomic ACK (@skb NULL):
+ * place it, in or out of order.  One that cannot be placed fails its WQE
+ * when it is the oldest answer missing; out of order it is dropped and
+ * asked again.
  */
 static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
-			       const u8 *payload,
+			       struct sk_buff *skb,
 			       const struct rvt_atmack *atmack)
 {
 	u32 psn = pkt->psn;
@@ -413,7 +414,7 @@ static void rvt_comp_rd_answer(struct rvt_qp *qp, struct rvt_pkt *pkt,
 		return;
 
 	status = atmack ? rvt_comp_atomic_data(qp, wqe, atmack) :
-			  rvt_comp_read_data(qp, wqe, pkt, payload);
+			  rvt_comp_read_data(qp, wqe, pkt, skb);
 	gap = (psn - qp->s_acked_psn - 1) & RVT_PSN_MASK;
 	if (status != IB_WC_SUCCESS) {
 		if (!gap && wqe == rvt_get_swqe_ptr(qp, qp->s_tail))
@@ -481,7 +482,7 @@ void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb)
 			rvt_comp_aeth(qp, pkt, aeth);
 			break;
 		}
-		rvt_comp_rd_answer(qp, pkt, skb->data + pkt->hdr_len, NULL);
+		rvt_comp_rd_answer(qp, pkt, skb, NULL);
 		break;
 	default:
 		/* A request opcode: resp.c has it. */

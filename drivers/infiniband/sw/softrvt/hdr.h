@@ -219,5 +219,8 @@ struct crypto_shash;
 u32 rvt_icrc_by(struct crypto_shash *tfm, const u8 *l3, bool ipv6, u32 len);
 #endif
 u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len);
+struct sk_buff;
+bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc);
+bool rvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len);
 
 #endif /* SOFTRVT_HDR_H */

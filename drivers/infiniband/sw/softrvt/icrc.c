@@ -12,6 +12,7 @@
 #include <linux/ipv6.h>
 #include <linux/ktime.h>
 #include <linux/random.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
 
@@ -58,8 +59,14 @@ static u32 rvt_crc32_by(struct crypto_shash *tfm, u32 crc, const u8 *p,
 	return crc;
 }
 
-static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
-			     bool ipv6, const u8 *bth, u32 len)
+/*
+ * The running CRC, not inverted, over the 64 bits of ones that stand for
+ * the LRH and the IP, UDP and BTH headers with their variant fields
+ * masked.  @bth may lie apart from @l3 (a train's packets share one set of
+ * IP and UDP headers).  The headers are too short for the carry-less
+ * multiply to pay: crc32_le() whatever was chosen.
+ */
+static u32 rvt_icrc_hdrs(const u8 *l3, bool ipv6, const u8 *bth)
 {
 	static const u8 lrh_ones[8] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -72,8 +79,6 @@ static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
 	struct udphdr *udp;
 	u32 crc;
 
-	if (len < sizeof(struct rvt_bth))
-		return 0;
 	memcpy(hdrs, l3, hlen);
 	memcpy(hdrs + hlen, bth, sizeof(struct rvt_bth));
 	if (ipv6) {
@@ -96,9 +101,18 @@ static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
 	/* FECN, BECN and the six reserved bits before the QPN. */
 	masked_bth->qpn |= cpu_to_be32(~RVT_BTH_QPN_MASK);
 
-	/* The headers are too short for the carry-less multiply to pay. */
 	crc = crc32_le(~0U, lrh_ones, sizeof(lrh_ones));
-	crc = crc32_le(crc, hdrs, hlen + sizeof(struct rvt_bth));
+	return crc32_le(crc, hdrs, hlen + sizeof(struct rvt_bth));
+}
+
+static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
+			     bool ipv6, const u8 *bth, u32 len)
+{
+	u32 crc;
+
+	if (len < sizeof(struct rvt_bth))
+		return 0;
+	crc = rvt_icrc_hdrs(l3, ipv6, bth);
 	crc = rvt_crc32_by(tfm, crc, bth + sizeof(struct rvt_bth),
 			   len - sizeof(struct rvt_bth));
 	return ~crc;
@@ -160,6 +174,65 @@ u32 rvt_icrc(const u8 *l3, bool ipv6, u32 len)
 	return rvt_icrc_by(rvt_crc_tfm, l3, ipv6, len);
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_icrc);
+
+/**
+ * rvt_icrc_skb - compute the ICRC of a packet, linear or paged
+ * @skb: the packet: its IP and UDP headers and its BTH in the linear
+ *	part, skb->data no further than the BTH; the rest may lie in pages
+ * @ipv6: whether its IP header is IPv6 (else IPv4 without options)
+ * @len: bytes from the IP header to the end of the pad
+ * @icrc: set to the ICRC, as it is stored little-endian after the pad
+ *
+ * Pages are hashed where they are: those a NIC received into, and those
+ * of user memory that a packet is sent from.
+ *
+ * Return: false if @skb is shorter than @len or its headers lie apart.
+ */
+bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc)
+{
+	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		   sizeof(struct udphdr) + sizeof(struct rvt_bth);
+	const u8 *l3 = skb_network_header(skb);
+	int rest = l3 + hlen - skb->data;
+	struct skb_seq_state st;
+	u32 crc, done = 0, n;
+	const u8 *data;
+
+	if (len < hlen || rest < 0 || rest > skb_headlen(skb))
+		return false;
+	crc = rvt_icrc_hdrs(l3, ipv6, l3 + hlen - sizeof(struct rvt_bth));
+	len -= hlen;
+	skb_prepare_seq_read(skb, rest, rest + len, &st);
+	while ((n = rvt_skb_seq_next(&st, done, len, &data))) {
+		crc = rvt_crc32_by(rvt_crc_tfm, crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+	*icrc = ~crc;
+	return done == len;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb);
+
+/**
+ * rvt_icrc_skb_ok - check the ICRC of a received packet, linear or paged
+ * @skb: the packet, as for rvt_icrc_skb()
+ * @ipv6: whether its IP header is IPv6 (else IPv4 without options)
+ * @len: bytes from the IP header to the end of the pad; the ICRC follows
+ *
+ * Return: true if the ICRC the packet carries is the one computed.
+ */
+bool rvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len)
+{
+	int end = skb_network_header(skb) + len - skb->data;
+	__le32 carried;
+	u32 icrc;
+
+	if (end < 0 || skb_copy_bits(skb, end, &carried, sizeof(carried)))
+		return false;
+	return rvt_icrc_skb(skb, ipv6, len, &icrc) &&
+	       icrc == le32_to_cpu(carried);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb_ok);
 
 /* The fastest of a few timed trials, in ns: others may preempt us. */
 static u64 rvt_crc_time(struct crypto_shash *tfm, const u8 *buf)

@@ -94,10 +94,32 @@ static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
 }
 
 /* From here skb->data is the BTH and skb->len ends before the ICRC. */
-static void rvt_rx_trim(struct sk_buff *skb, struct udphdr *udph, u32 ulen)
+static int rvt_rx_trim(struct sk_buff *skb, struct udphdr *udph, u32 ulen)
 {
 	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
-	skb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+	return pskb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+}
+
+/*
+ * A NIC may hand a packet over in pages: its headers, up to the last
+ * extended header of its opcode, are pulled into the linear part, the
+ * payload is left where it is (rvt_icrc_skb_ok(), rvt_copy_skb_to_sge()).
+ * One too short for its headers is left for rvt_parse_bth() to drop.
+ */
+static bool rvt_rx_pull_hdrs(struct sk_buff *skb)
+{
+	int bth_off = skb_transport_offset(skb) + sizeof(struct udphdr);
+	const struct rvt_bth *bth;
+	u16 mask;
+
+	if (bth_off < (int)sizeof(struct udphdr) ||
+	    !pskb_may_pull(skb, bth_off + sizeof(*bth)))
+		return false;
+	bth = (const struct rvt_bth *)(skb->data + bth_off);
+	if (rvt_opcode_info(bth->opcode, &mask))
+		return true;
+	return pskb_may_pull(skb, min_t(u32, skb->len,
+					bth_off + rvt_hdr_len(mask)));
 }
 
 /*
@@ -115,12 +137,12 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	u32 ulen, l3len;
 	u8 *l3;
 
-	if (skb_linearize(skb))
+	if (!rvt_rx_pull_hdrs(skb))
 		goto drop;
 	l3 = skb_network_header(skb);
 	udph = udp_hdr(skb);
 	ulen = ntohs(udph->len);
-	if (ulen < sizeof(*udph) || ulen > skb_tail_pointer(skb) - (u8 *)udph)
+	if (ulen < sizeof(*udph) || ulen > skb->len - ((u8 *)udph - skb->data))
 		goto drop;
 	/* The ICRC covers the IP header as this code lays it out. */
 	if (!ipv6 && (ip_hdr(skb)->ihl != 5 || ip_hdr(skb)->version != 4))
@@ -132,7 +154,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	parsed = pkt;
 
 	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
-	if (rvt_icrc(l3, ipv6, l3len) != get_unaligned_le32(l3 + l3len)) {
+	if (!rvt_icrc_skb_ok(skb, ipv6, l3len)) {
 		drop = RVT_CNT_DROP_BAD_ICRC;
 		goto drop;
 	}
@@ -150,7 +172,8 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 			drop = RVT_CNT_DROP_BAD_TRANSPORT;
 			goto drop;
 		}
-		rvt_rx_trim(skb, udph, ulen);
+		if (rvt_rx_trim(skb, udph, ulen))
+			goto drop;
 		rvt_mcast_rcv(rdi, skb);
 		return;
 	}
@@ -166,7 +189,10 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		goto drop;
 	}
 
-	rvt_rx_trim(skb, udph, ulen);
+	if (rvt_rx_trim(skb, udph, ulen)) {
+		rvt_put_qp(qp);
+		goto drop;
+	}
 	rvt_qp_count_pkt(qp, false, pkt->payload_len);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 

@@ -264,8 +264,8 @@ static int rvt_resp_take_rwqe(struct rvt_qp *qp)
  * A SEND packet's payload, r_len bytes into the receive WQE.
  * Return: 0, -ENOENT without a receive WQE, or a NAK code.
  */
-static int rvt_resp_send_payload(struct rvt_qp *qp, const u8 *payload,
-				 u32 len)
+static int rvt_resp_send_payload(struct rvt_qp *qp, struct sk_buff *skb,
+				 u32 off, u32 len)
 {
 	int ret = rvt_resp_take_rwqe(qp);
 
@@ -285,15 +285,15 @@ static int rvt_resp_send_payload(struct rvt_qp *qp, const u8 *payload,
 		return RVT_NAK_INV_REQ;
 	}
 	rvt_sge_skip(&qp->r_sge, qp->r_len);
-	rvt_copy_to_sge(&qp->r_sge, payload, len);
+	rvt_copy_skb_to_sge(&qp->r_sge, skb, off, len);
 	rvt_sge_state_release(&qp->r_sge);
 	qp->r_len += len;
 	return 0;
 }
 
 /* A WRITE packet's payload, r_len bytes into the RETH's region. */
-static int rvt_resp_write_payload(struct rvt_qp *qp, const u8 *payload,
-				  u32 len)
+static int rvt_resp_write_payload(struct rvt_qp *qp, struct sk_buff *skb,
+				  u32 off, u32 len)
 {
 	struct rvt_mr *mr;
 
@@ -307,7 +307,7 @@ static int rvt_resp_write_payload(struct rvt_qp *qp, const u8 *payload,
 			    IB_ACCESS_REMOTE_WRITE, &mr))
 		return RVT_NAK_REM_ACCESS;
 	rvt_sge_state_init_one(&qp->r_sge, mr, qp->r_va + qp->r_len, len);
-	rvt_copy_to_sge(&qp->r_sge, payload, len);
+	rvt_copy_skb_to_sge(&qp->r_sge, skb, off, len);
 	rvt_sge_state_release(&qp->r_sge);
 	qp->r_len += len;
 	return 0;
@@ -710,7 +710,8 @@ static int rvt_resp_placement(struct rvt_qp *qp, struct sk_buff *skb,
 		if (len != sizeof(value) || pkt->payload_len != sizeof(value) ||
 		    pkt->pad)
 			return RVT_NAK_INV_REQ;
-		memcpy(&value, skb->data + pkt->hdr_len, sizeof(value));
+		if (skb_copy_bits(skb, pkt->hdr_len, &value, sizeof(value)))
+			return RVT_NAK_INV_REQ;
 		ret = rvt_placement_atomic_write(qp, rkey, va, value);
 	}
 	if (ret)
@@ -771,7 +772,6 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 			    struct rvt_pkt *pkt)
 {
 	const u8 *hdr = skb->data + rvt_ext_hdr_off(pkt->mask);
-	const u8 *payload = skb->data + pkt->hdr_len;
 	u8 op = pkt->opcode & 0x1f;
 	u32 mtu = rvt_qp_mtu(qp);
 	struct ib_wc wc = {};
@@ -790,7 +790,8 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 		return RVT_NAK_INV_REQ;
 
 	if (rvt_op_send(op)) {
-		ret = rvt_resp_send_payload(qp, payload, pkt->payload_len);
+		ret = rvt_resp_send_payload(qp, skb, pkt->hdr_len,
+					    pkt->payload_len);
 		if (ret)
 			return ret;
 		qp->r_in_msg = !rvt_op_last(op);
@@ -805,7 +806,8 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 		 * in rxe, and is NAKed.
 		 */
 		if (pkt->mask & RVT_HDR_IETH) {
-			u32 rkey = get_unaligned_be32(payload - sizeof(__be32));
+			u32 rkey = get_unaligned_be32(skb->data + pkt->hdr_len -
+						      sizeof(__be32));
 
 			if (rvt_rkey_invalidate(qp, rkey))
 				return RVT_NAK_INV_REQ;
@@ -828,7 +830,8 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 			if (ret)
 				return ret == -ENOENT ? ret : RVT_NAK_REM_OP;
 		}
-		ret = rvt_resp_write_payload(qp, payload, pkt->payload_len);
+		ret = rvt_resp_write_payload(qp, skb, pkt->hdr_len,
+					     pkt->payload_len);
 		if (ret)
 			return ret;
 		qp->r_in_msg = !rvt_op_last(op);
@@ -1019,8 +1022,7 @@ static void rvt_resp_ud(struct rvt_qp *qp, struct sk_buff *skb,
 		memcpy(grh + RVT_GRH_BYTES - sizeof(struct iphdr), ip_hdr(skb),
 		       sizeof(struct iphdr));
 	rvt_copy_to_sge(&qp->r_sge, grh, sizeof(grh));
-	rvt_copy_to_sge(&qp->r_sge, skb->data + pkt->hdr_len,
-			pkt->payload_len);
+	rvt_copy_skb_to_sge(&qp->r_sge, skb, pkt->hdr_len, pkt->payload_len);
 	rvt_sge_state_release(&qp->r_sge);
 
 	wc.byte_len = RVT_GRH_BYTES + pkt->payload_len;

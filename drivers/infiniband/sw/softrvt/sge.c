@@ -166,6 +166,36 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
 }
 
 /**
+ * rvt_copy_skb_to_sge - copy bytes of a received packet to a scatter list
+ * @dst: where to, cursor advanced
+ * @skb: the packet; its bytes may lie in pages, as a NIC handed them over
+ * @off: the first byte, counted from skb->data
+ * @len: how many; @skb holds them (the receive path hashed every byte of
+ *	the packet for its ICRC), @dst has room for them
+ *
+ * Any context.
+ */
+void rvt_copy_skb_to_sge(struct rvt_sge_state *dst, struct sk_buff *skb,
+			 u32 off, u32 len)
+{
+	struct skb_seq_state st;
+	const u8 *data;
+	u32 done = 0, n;
+
+	if (off + len <= skb_headlen(skb)) {
+		rvt_copy_to_sge(dst, skb->data + off, len);
+		return;
+	}
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = rvt_skb_seq_next(&st, done, len, &data))) {
+		rvt_copy_to_sge(dst, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_copy_skb_to_sge);
+
+/**
  * rvt_copy_from_sge - copy from a scatter list into a buffer
  * @buf: the destination
  * @src: the source, advanced by @len

@@ -831,6 +831,22 @@ void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
 void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len);
 void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len);
 void rvt_sge_skip(struct rvt_sge_state *ss, u32 len);
+void rvt_copy_skb_to_sge(struct rvt_sge_state *dst, struct sk_buff *skb,
+			 u32 off, u32 len);
+
+/*
+ * The next piece of the @len bytes that skb_prepare_seq_read() set @st
+ * to walk, @done of them walked: 0 at their end, or where the skb ends
+ * early.  skb_seq_read() may hand out more than asked for; the caller
+ * ends with skb_abort_seq_read() whether or not the walk finished.
+ */
+static inline u32 rvt_skb_seq_next(struct skb_seq_state *st, u32 done,
+				   u32 len, const u8 **data)
+{
+	if (done >= len)
+		return 0;
+	return min(skb_seq_read(done, data, st), len - done);
+}
 
 /* cq.c */
 int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user);
