@@ -9,6 +9,7 @@
 
 #include <kunit/test.h>
 #include <linux/highmem.h>
+#include <linux/skbuff.h>
 #include <linux/slab.h>
 
 #include "softrvt.h"
@@ -281,6 +282,103 @@ static void packet_slices_rebuild_the_message(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
 }
 
+static u8 mr_pattern(u32 off)
+{
+	return off * 13 + 5;
+}
+
+/*
+ * A paged MR's bytes go out in place: the packet's fragments are the MR's
+ * own pages at the bytes' offsets, referenced while the packet lives, and
+ * the list's cursor moves past them.  Bytes outside user MRs, or too many
+ * fragments, leave packet and cursor as they were.
+ */
+static void sge_pages_become_packet_fragments(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	const u32 len = 2 * PAGE_SIZE + 333, skip = 200, hdr = 16;
+	const u32 n = len - skip - 10;
+	struct rvt_wqe_sge list[2];
+	int refs[ARRAY_SIZE(f->pages)];
+	u8 *out = kunit_kzalloc(test, len, GFP_KERNEL);
+	struct sk_buff *skb = alloc_skb(64, GFP_KERNEL);
+	u8 kbuf[32] = {};
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, ss);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_put(skb, hdr);
+	for (i = 0; i < f->mr->length; i++)
+		mr_set_byte(f, i, mr_pattern(i));
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
+		refs[i] = page_ref_count(f->pages[i]);
+
+	list[0] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 10,
+					.length = 1500,
+					.lkey = f->mr->ibmr.lkey };
+	list[1] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 1510,
+					.length = len - 1500,
+					.lkey = f->mr->ibmr.lkey };
+	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	rvt_sge_skip(ss, skip);
+	/* Room for one fragment, not the four the bytes need. */
+	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, n, 1));
+	KUNIT_EXPECT_EQ(test, skb->len, hdr);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
+
+	KUNIT_ASSERT_TRUE(test, rvt_sge_to_frags(ss, skb, n, MAX_SKB_FRAGS));
+	KUNIT_EXPECT_EQ(test, skb->len, hdr + n);
+	KUNIT_EXPECT_EQ(test, skb->data_len, n);
+	/* The first SGE's rest in page 0; the second's over pages 0 to 2. */
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 4);
+	KUNIT_EXPECT_TRUE(test, skb_shinfo(skb)->flags & SKBFL_SHARED_FRAG);
+	KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[0]), refs[0] + 2);
+	KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[1]), refs[1] + 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[2]), refs[2] + 1);
+	KUNIT_ASSERT_EQ(test, skb_copy_bits(skb, hdr, out, n), 0);
+	for (i = 0; i < n; i++) {
+		if (out[i] != mr_pattern(i + 10 + skip)) {
+			KUNIT_FAIL(test, "byte %u: got %u want %u", i, out[i],
+				   mr_pattern(i + 10 + skip));
+			break;
+		}
+	}
+	/* The cursor is past them: the next bytes are the list's last. */
+	rvt_copy_from_sge(out, ss, 10);
+	KUNIT_EXPECT_EQ(test, out[9], mr_pattern(len - 1 + 10));
+	rvt_sge_state_release(ss);
+	kfree_skb(skb);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
+		KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[i]), refs[i]);
+
+	/*
+	 * Kernel memory (no MR) after some of the MR's bytes: all are
+	 * copied, none go.  The state is built by hand, holding no
+	 * references: a kernel PD's list cannot name a user MR.
+	 */
+	skb = alloc_skb(64, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	memset(ss, 0, sizeof(*ss));
+	ss->sge[0] = (struct rvt_sge){ .mr = f->mr, .iova = f->mr->iova,
+				       .length = 2000 };
+	ss->sge[1] = (struct rvt_sge){ .iova = (uintptr_t)kbuf,
+				       .length = sizeof(kbuf) };
+	ss->num_sge = 2;
+	ss->total_len = 2000 + sizeof(kbuf);
+	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, ss->total_len,
+						  MAX_SKB_FRAGS));
+	KUNIT_EXPECT_EQ(test, skb->len, 0);
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
+	KUNIT_EXPECT_EQ(test, ss->cur, 0);
+	KUNIT_EXPECT_EQ(test, ss->offset, 0);
+	kfree_skb(skb);
+	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
+		KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[i]), refs[i]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+}
+
 static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
@@ -335,6 +433,7 @@ static struct kunit_case softrvt_mr_cases[] = {
 	KUNIT_CASE(copy_sge_across_pages_and_sges),
 	KUNIT_CASE(sge_state_init_bad_key_holds_nothing),
 	KUNIT_CASE(packet_slices_rebuild_the_message),
+	KUNIT_CASE(sge_pages_become_packet_fragments),
 	{}
 };
 

@@ -205,9 +205,14 @@ static inline u32 rvt_pad_bytes(u32 len)
 }
 
 /* A packet's bytes from its BTH to the end of its pad. */
+static inline u32 rvt_pkt_bytes_of(u32 hdr_len, u32 len)
+{
+	return hdr_len + len + rvt_pad_bytes(len);
+}
+
 static inline u32 rvt_pkt_bytes(u16 mask, u32 len)
 {
-	return rvt_hdr_len(mask) + len + rvt_pad_bytes(len);
+	return rvt_pkt_bytes_of(rvt_hdr_len(mask), len);
 }
 
 int rvt_parse_bth(const void *buf, u32 len, struct rvt_pkt *pkt);

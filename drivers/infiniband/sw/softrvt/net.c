@@ -584,6 +584,104 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
 }
 
 /**
+ * rvt_put_payload - copy a packet's payload after its headers, then its pad
+ * @p: where the payload goes
+ * @ss: its list, cursor at its first byte, advanced past it; unused if
+ *	@len is 0
+ * @len: payload bytes
+ *
+ * Return: the bytes written, the pad included.
+ */
+u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len)
+{
+	u32 pad = rvt_pad_bytes(len);
+
+	if (len)
+		rvt_copy_from_sge(p, ss, len);
+	memset(p + len, 0, pad);
+	return len + pad;
+}
+
+/*
+ * Payload from this long on is worth sending from its pages rather than
+ * copying: below it, a copy costs less than the pages' references.
+ */
+#define RVT_ZCOPY_MIN_BYTES	1024
+
+/*
+ * A packet of @hdr_len bytes of headers, then @len of payload in the
+ * pages of @ss, then a fragment of its own for the pad and the ICRC; or
+ * NULL, @ss untouched, if the payload does not lie in user pages.
+ */
+static struct sk_buff *rvt_alloc_paged_pkt(struct rvt_dev_info *rdi,
+					   u32 hdr_len,
+					   struct rvt_sge_state *ss, u32 len)
+{
+	u32 tail_len = rvt_pad_bytes(len) + RVT_ICRC_BYTES;
+	struct sk_buff *skb;
+	struct page *page;
+	u8 *tail;
+
+	skb = rvt_alloc_skb(rdi, hdr_len, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	tail = netdev_alloc_frag(tail_len);
+	if (!tail)
+		goto free_skb;
+	if (!rvt_sge_to_frags(ss, skb, len, MAX_SKB_FRAGS - 1)) {
+		skb_free_frag(tail);
+		goto free_skb;
+	}
+	memset(tail, 0, tail_len);
+	page = virt_to_head_page(tail);
+	skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page,
+			tail - (u8 *)page_address(page), tail_len, tail_len);
+	return skb;
+
+free_skb:
+	kfree_skb(skb);
+	return NULL;
+}
+
+/**
+ * rvt_alloc_pkt_from - allocate a packet and place its payload
+ * @rdi: the device it leaves from
+ * @hdr_len: bytes of BTH and extended headers, for the caller to write at
+ *	skb->data
+ * @ss: the payload's list, cursor at its first byte, advanced past it;
+ *	unused if @len is 0
+ * @len: payload bytes
+ * @in_place: the packet may carry the pages of @ss rather than a copy:
+ *	nothing completes before the peer has taken it (an RC request, which
+ *	completes on its ACK, or a READ response)
+ *
+ * A payload of RVT_ZCOPY_MIN_BYTES or more in user MRs goes out from its
+ * pages (rvt_sge_to_frags()) if the netdev takes fragments (a veth does; a
+ * NIC without checksum offload does not); any other is copied after the
+ * headers.  Process context.
+ *
+ * Return: the packet, skb->data at the BTH, for rvt_xmit(); or NULL.
+ */
+struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
+				   struct rvt_sge_state *ss, u32 len,
+				   bool in_place)
+{
+	struct sk_buff *skb;
+
+	/* A device that cannot take fragments has the stack copy them. */
+	if (in_place && len >= RVT_ZCOPY_MIN_BYTES &&
+	    (READ_ONCE(rdi->ndev->features) & NETIF_F_SG)) {
+		skb = rvt_alloc_paged_pkt(rdi, hdr_len, ss, len);
+		if (skb)
+			return skb;
+	}
+	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes_of(hdr_len, len));
+	if (skb)
+		rvt_put_payload(skb->data + hdr_len, ss, len);
+	return skb;
+}
+
+/**
  * rvt_alloc_train - allocate a train of packets, for rvt_xmit_train()
  * @rdi: the device it leaves from
  * @len: bytes of every packet, each from its BTH to the end of its ICRC
@@ -690,13 +788,37 @@ static bool rvt_av_is_ipv6(const struct rvt_av *av)
 	return !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 }
 
+/*
+ * The ICRC of a packet whose headers are pushed: after the pad, where a
+ * linear packet has room reserved and a paged one (rvt_alloc_pkt_from())
+ * the last bytes of its last fragment.
+ */
+static int rvt_put_icrc(struct sk_buff *skb, bool ipv6)
+{
+	__le32 icrc_le;
+	u32 icrc;
+
+	if (!skb_is_nonlinear(skb)) {
+		icrc = rvt_icrc(skb_network_header(skb), ipv6, skb->len);
+		put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
+		return 0;
+	}
+	if (WARN_ON_ONCE(!rvt_icrc_skb(skb, ipv6, skb->len - RVT_ICRC_BYTES,
+				       &icrc)))
+		return -EINVAL;
+	icrc_le = cpu_to_le32(icrc);
+	return skb_store_bits(skb, skb->len - RVT_ICRC_BYTES, &icrc_le,
+			      sizeof(icrc_le));
+}
+
 /**
  * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
  * @qp: the QP sending it, whose counters count it
  * @av: the path: GIDs, traffic class, hop limit
  * @cache: the route cache of a connected QP's @av, or NULL
  * @sport: UDP source port, from the flow
- * @skb: from rvt_alloc_pkt(), filled from the BTH on; consumed
+ * @skb: from rvt_alloc_pkt() or rvt_alloc_pkt_from(), filled from the BTH
+ *	on; consumed
  *
  * Process context.
  *
@@ -708,10 +830,11 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ipv6 = rvt_av_is_ipv6(av);
-	u32 payload = skb->len;
+	/* A paged packet has the room for its ICRC in its length. */
+	u32 payload = skb->len -
+		      (skb_is_nonlinear(skb) ? RVT_ICRC_BYTES : 0);
 	struct rvt_pkt pkt;
 	u8 *bth = skb->data;
-	u32 icrc;
 	int ret;
 
 	ret = rvt_push_hdrs(qp, av, cache, sport, ipv6,
@@ -723,8 +846,10 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 		kfree_skb(skb);
 		return ret;
 	}
-	icrc = rvt_icrc(skb_network_header(skb), ipv6, skb->len);
-	put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
+	if (rvt_put_icrc(skb, ipv6)) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
 
 	rvt_qp_count_pkt(qp, true, payload);
 	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(bth, payload, &pkt))

@@ -189,14 +189,13 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 }
 
 /*
- * Write one request packet at @p: its headers of @mask and @len payload
- * bytes taken from @ss (NULL for READ requests and atomics), which is
- * @off bytes into @wqe.  Returns the bytes written, from the BTH to the
- * end of the pad.
+ * Write the headers of @mask of one request packet at @p, for @len
+ * payload bytes @off bytes into @wqe.  Returns the bytes written, the BTH
+ * and extended headers.
  */
 static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 			 u16 mask, u32 psn, u32 off, u32 len, bool ackreq,
-			 struct rvt_sge_state *ss, u32 dma_len, u8 *p)
+			 u32 dma_len, u8 *p)
 {
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
@@ -258,16 +257,13 @@ static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		put_unaligned_be32(wqe->rkey, p);
 		p += sizeof(__be32);
 	}
-	if (len)
-		rvt_copy_from_sge(p, ss, len);
-	memset(p + len, 0, pad);
 
 	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
 	    rvt_is_rc_req(qp->ibqp.qp_type)) {
 		rvt_qp_count(qp, RVT_CNT_RETRANSMITS, 1);
 		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
 	}
-	return p + len + pad - start;
+	return p - start;
 }
 
 static u16 rvt_req_sport(const struct rvt_qp *qp, const struct rvt_av *av,
@@ -293,11 +289,12 @@ static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 
 	if (rvt_opcode_info(opcode, &mask))
 		return -EINVAL;
-	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes(mask, len));
+	skb = rvt_alloc_pkt_from(rdi, rvt_hdr_len(mask), ss, len,
+				 rvt_is_rc_req(qp->ibqp.qp_type));
 	if (!skb)
 		return -ENOMEM;
-	rvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, ss,
-		      dma_len, skb->data);
+	rvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, dma_len,
+		      skb->data);
 	return rvt_xmit(qp, av, ud ? NULL : &qp->s_dst_cache,
 			rvt_req_sport(qp, av, dqpn), skb);
 }
@@ -708,8 +705,8 @@ static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		rvt_opcode_info(opcode, &mask);
 		p += rvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
 				   rvt_req_ackreq(qp, last, window_end),
-				   &qp->s_sge, wqe->length - off, p) +
-		     RVT_ICRC_BYTES;
+				   wqe->length - off, p);
+		p += rvt_put_payload(p, &qp->s_sge, len) + RVT_ICRC_BYTES;
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 	}

@@ -75,9 +75,9 @@ static bool rvt_op_send(u8 op)
 }
 
 /*
- * Write an answer at @p: its headers of @mask, its AETH carrying @msn,
- * and @len payload bytes of a READ response taken from r_sge.  Returns
- * the bytes written, from the BTH to the end of the pad.
+ * Write the headers of @mask of an answer at @p, its AETH carrying @msn,
+ * for @len payload bytes.  Returns the bytes written, the BTH and
+ * extended headers.
  */
 static u32 rvt_resp_build(struct rvt_qp *qp, u8 opcode, u16 mask, u32 psn,
 			  u8 syndrome, u32 msn, u32 len, const u64 *orig,
@@ -98,10 +98,7 @@ static u32 rvt_resp_build(struct rvt_qp *qp, u8 opcode, u16 mask, u32 psn,
 		put_unaligned_be64(*orig, p);
 		p += sizeof(struct rvt_atmack);
 	}
-	if (len)
-		rvt_copy_from_sge(p, &qp->r_sge, len);
-	memset(p + len, 0, pad);
-	return p + len + pad - start;
+	return p - start;
 }
 
 /* An XRC TGT QP answers in XRC, without an XRCETH. */
@@ -132,7 +129,8 @@ static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
 
 	if (rvt_resp_opcode_info(qp, &opcode, &mask))
 		return;
-	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes(mask, len));
+	skb = rvt_alloc_pkt_from(rdi, rvt_hdr_len(mask), &qp->r_sge, len,
+				 true);
 	if (!skb)
 		return;
 	rvt_resp_build(qp, opcode, mask, psn, syndrome, msn, len, orig,
@@ -514,7 +512,8 @@ static u32 rvt_resp_read_train(struct rvt_qp *qp, struct rvt_read_res *e,
 		rvt_resp_opcode_info(qp, &opcode, &mask);
 		p += rvt_resp_build(qp, opcode, mask, psn,
 				    RVT_AETH_ACK | RVT_AETH_NO_CREDIT, e->msn,
-				    len, NULL, p) + RVT_ICRC_BYTES;
+				    len, NULL, p);
+		p += rvt_put_payload(p, &qp->r_sge, len) + RVT_ICRC_BYTES;
 		psn = rvt_psn_add(psn, 1);
 		off += len;
 	}

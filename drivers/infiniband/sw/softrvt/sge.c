@@ -165,6 +165,81 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
 	}
 }
 
+/*
+ * The page behind the cursor (@cur, @offset) of @ss, if its entry is in
+ * a user MR, and in @n how many of @left bytes lie in that page: 0 if
+ * they do not lie in user pages at all.
+ */
+static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
+				      u32 offset, u32 left, u32 *n,
+				      u32 *in_page)
+{
+	const struct rvt_sge *sge;
+	const struct rvt_mr *mr;
+	u64 off;
+
+	*n = 0;
+	if (cur >= ss->num_sge)
+		return NULL;
+	sge = &ss->sge[cur];
+	mr = sge->mr;
+	if (!mr || !mr->pages || mr->fr_pages)
+		return NULL;
+	off = sge->iova + offset - mr->iova + mr->page_offset;
+	*in_page = offset_in_page(off);
+	*n = min3(left, sge->length - offset, (u32)PAGE_SIZE - *in_page);
+	return mr->pages[off >> PAGE_SHIFT];
+}
+
+/**
+ * rvt_sge_to_frags - hand bytes of a scatter list to a packet in place
+ * @ss: the list, cursor advanced by @len if it returns true
+ * @skb: the packet, whose fragments the bytes' pages join, each
+ *	referenced until the packet is freed
+ * @len: bytes
+ * @max_frags: fragments the packet may have in all
+ *
+ * Only bytes of user MRs, whose pages are the process's own: a kernel
+ * consumer's memory may be freed once its work request completes.  The
+ * packet must not be sent where it completes the work request: the pages
+ * may change after that (RC only, which completes on the ACK).
+ *
+ * Return: true if it did; false, with nothing changed, if some bytes lie
+ * elsewhere or they need more fragments.
+ */
+bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
+		      u32 max_frags)
+{
+	u32 cur = ss->cur, offset = ss->offset, left = len, frags, n, in_page;
+	struct page *page;
+
+	frags = skb_shinfo(skb)->nr_frags;
+	while (left) {
+		if (frags++ >= max_frags ||
+		    !rvt_sge_user_page(ss, cur, offset, left, &n, &in_page))
+			return false;
+		offset += n;
+		if (offset == ss->sge[cur].length) {
+			cur++;
+			offset = 0;
+		}
+		left -= n;
+	}
+	while (len) {
+		page = rvt_sge_user_page(ss, ss->cur, ss->offset, len, &n,
+					 &in_page);
+		get_page(page);
+		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, in_page,
+				n, n);
+		rvt_sge_advance(ss, n);
+		len -= n;
+	}
+	/* The process may write into its pages while they are on their way. */
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_sge_to_frags);
+
 /**
  * rvt_copy_skb_to_sge - copy bytes of a received packet to a scatter list
  * @dst: where to, cursor advanced

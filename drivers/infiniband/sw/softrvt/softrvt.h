@@ -833,6 +833,8 @@ void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len);
 void rvt_sge_skip(struct rvt_sge_state *ss, u32 len);
 void rvt_copy_skb_to_sge(struct rvt_sge_state *dst, struct sk_buff *skb,
 			 u32 off, u32 len);
+bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
+		      u32 max_frags);
 
 /*
  * The next piece of the @len bytes that skb_prepare_seq_read() set @st
@@ -931,6 +933,10 @@ struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
+u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len);
+struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
+				   struct rvt_sge_state *ss, u32 len,
+				   bool in_place);
 int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 /* A train's packets, ICRCs included, fit in one UDP length field. */
