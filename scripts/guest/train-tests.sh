@@ -16,15 +16,16 @@ link_tx() { # NS NETDEV: the frames NETDEV sent
 	ns_exec "$1" ip -s link show dev "$2" |
 		awk '$1 == "TX:" { getline; print $2; exit }'
 }
-# The counters of one device: "sent received icrc-drops resent" (rxe
-# has neither of the last two: 0).
+# The counters of one device: "sent received icrc-drops resent in-place
+# paged" (rxe has none of the last four: 0).
 dev_counts() { # NS DEV rxe|srvt
 	local out
 	out=$(ns_exec "$1" rdma statistic show link "$2/1" | tr ' ' '\n')
 	if [ "$3" = rxe ]; then
-		set -- sent_pkts rcvd_pkts none none
+		set -- sent_pkts rcvd_pkts none none none none
 	else
-		set -- tx_packets rx_packets drop_bad_icrc retransmits
+		set -- tx_packets rx_packets drop_bad_icrc retransmits \
+			tx_in_place rx_paged
 	fi
 	local c v line=()
 	for c in "$@"; do
@@ -80,6 +81,21 @@ trains() {
 	fi
 	train_check "$l, server" "$sk" "$ipv6" "$(($(link_tx "$sns" "$snd") - sf0))" "$ssent"
 	train_check "$l, client" "$ck" "$ipv6" "$(($(link_tx "$cns" "$cnd") - cf0))" "$csent"
+	[ "$ipv6" ] && return
+	# One by one, softrvt's RC payload goes from the MR's pages: the
+	# client's 2048 WRITE and SEND packets, the server's 1024 READ
+	# responses; a softrvt receiver takes them in those pages.
+	in_place_check "$l, client" "$ck" $((c1[4] - c0[4])) 2048 \
+		"$sk" $((s1[5] - s0[5]))
+	in_place_check "$l, server" "$sk" $((s1[4] - s0[4])) 1024 \
+		"$ck" $((c1[5] - c0[5]))
+}
+# usage: in_place_check LABEL KIND SENT-IN-PLACE AT-LEAST PEER-KIND PEER-PAGED
+in_place_check() {
+	[ "$2" = srvt ] || return 0
+	check "$1: $3 packets sent from the MR's pages, at least $4" [ "$3" -ge "$4" ]
+	[ "$5" = srvt ] || return 0
+	check "$1: the peer took them in those pages ($6)" [ "$6" -ge "$4" ]
 }
 for side in "ns1 w0" "ns2 w1" "init x0" "ns3 x1"; do
 	set -- $side

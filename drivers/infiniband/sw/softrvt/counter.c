@@ -42,6 +42,8 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
 	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
 	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
+	[RVT_CNT_TX_IN_PLACE].name = "tx_in_place",
+	[RVT_CNT_RX_PAGED].name = "rx_paged",
 };
 
 /**

@@ -194,6 +194,8 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		goto drop;
 	}
 	rvt_qp_count_pkt(qp, false, pkt->payload_len);
+	if (skb_is_nonlinear(skb))
+		rvt_qp_count(qp, RVT_CNT_RX_PAGED, 1);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 
 	rvt_rx_queue(rdi, qp, skb);
@@ -852,6 +854,8 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	}
 
 	rvt_qp_count_pkt(qp, true, payload);
+	if (skb_is_nonlinear(skb))
+		rvt_qp_count(qp, RVT_CNT_TX_IN_PLACE, 1);
 	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(bth, payload, &pkt))
 		trace_softrvt_tx(rdi, qp->ibqp.qp_num, &pkt);
 	return rvt_local_out(qp, ipv6, skb);
