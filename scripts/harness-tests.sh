@@ -268,7 +268,22 @@ pairsync_test() {
 		"$d/b/results" && [ $((SECONDS - t0)) -lt 10 ] ||
 		{ echo "--- meeting point gone:"; cat "$d/b.log"; ok=1; }
 	wait
-	result "pair_sync: in step, out of step, alone, meeting point gone" $ok
+	# At "the end" both are answered, then the meeting point exits by
+	# itself: guest a waits for that before it goes (pair_down).
+	port=$((port + 1))
+	python3 "$TOP/scripts/guest/pair-sync.py" 127.0.0.1 "$port" 2>> "$d/sync.log" &
+	sp=$!
+	side a 10 "the end" > /dev/null & side b 10 "the end"
+	wait $!
+	# shellcheck source=scripts/guest/lib.sh
+	running() { (OUT=$d . "$TOP/scripts/guest/lib.sh" && pid_running "$1"); }
+	local n=50
+	while [ $n -gt 0 ] && running "$sp"; do sleep 0.1; n=$((n - 1)); done
+	grep -qx 'the end: b-the end' "$d/a.log" &&
+		grep -qx 'the end: a-the end' "$d/b.log" && ! running "$sp" ||
+		{ echo "--- the end:"; cat "$d/a.log" "$d/b.log"; kill "$sp"; ok=1; }
+	wait
+	result "pair_sync: in step, out of step, alone, meeting point gone, the end" $ok
 }
 
 case $what in

@@ -67,6 +67,17 @@ tcp_listening() { # PORT [PID]
 	return 1
 }
 
+# Whether process PID still runs: an exited child that was not waited
+# for is a zombie, which kill -0 still finds.
+pid_running() { # PID
+	local key state _
+	[ -r "/proc/$1/status" ] || return 1
+	while read -r key state _; do
+		[ "$key" = State: ] && { [ "$state" != Z ]; return; }
+	done < "/proc/$1/status"
+	return 1
+}
+
 # Only the libibverbs providers the tests use: libibverbs loads every one
 # listed in /etc/libibverbs.d when a device is new to it, a second for
 # each program under TCG.  softrvt's comes from RDMAV_DRIVERS; the stock

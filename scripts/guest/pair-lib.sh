@@ -127,8 +127,16 @@ pair_up() {
 
 # The end of the pair: both guests are done with the link.
 pair_down() {
+	local n=100
 	pair_sync "the end"
-	[ -n "${PAIR_SYNC_PID:-}" ] && kill "$PAIR_SYNC_PID" 2>/dev/null
+	[ -n "${PAIR_SYNC_PID:-}" ] || return 0
+	# The meeting point exits once it has answered both guests: killed as
+	# soon as guest a has its answer, it could go before guest b had his.
+	while [ $n -gt 0 ] && pid_running "$PAIR_SYNC_PID"; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	kill "$PAIR_SYNC_PID" 2>/dev/null
 	true
 }
 

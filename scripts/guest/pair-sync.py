@@ -9,7 +9,9 @@ gets back "OK<TAB>VALUE" with the other's VALUE, and the connections
 close.  Different steps mean that the two scripts are out of step: each
 gets "MISMATCH<TAB>the other's STEP".  A guest that hangs up while it
 waits (its own deadline passed) is forgotten, so that a later step of it
-does not meet a stale one.
+does not meet a stale one.  Once both have sent the step "the end" and
+been answered, it exits: guest a waits for that before it goes, so that
+guest b's answer is never cut off.
 
 Only socket and select: under TCG, in the debug guest, importing asyncio
 takes some 20 seconds.
@@ -38,6 +40,7 @@ class Meeting:
     def __init__(self):
         self.partial = {}  # socket -> bytes of its line so far
         self.waiting = {}  # role -> (step, value, socket)
+        self.over = False  # both were answered at "the end"
 
     def arrive(self, sock, line):
         try:
@@ -60,6 +63,7 @@ class Meeting:
         elif peer[0] == step:
             reply(peer[2], f"OK\t{value}")
             reply(sock, f"OK\t{peer[1]}")
+            self.over = step == "the end"
         else:
             log(f"out of step: {role} at {step!r}, {other} at {peer[0]!r}")
             reply(peer[2], f"MISMATCH\t{step}")
@@ -87,7 +91,7 @@ class Meeting:
                 sock.close()
 
     def serve(self, listener):
-        while True:
+        while not self.over:
             socks = [listener, *self.partial,
                      *(w[2] for w in self.waiting.values())]
             ready, _, _ = select.select(socks, [], [])
