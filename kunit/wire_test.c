@@ -311,6 +311,71 @@ static void copy_from_a_paged_packet(struct kunit *test)
 	}
 }
 
+/*
+ * @skb, whose network header is set and whose ICRC follows its last byte,
+ * as the receive path queues a packet whose ICRC it left to the engine:
+ * data at the BTH, the ICRC it carried in its rvt_pkt and trimmed off.
+ */
+static void queue_unchecked(struct kunit *test, struct sk_buff *skb,
+			    bool ipv6)
+{
+	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		   sizeof(struct udphdr);
+	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+	u32 len = skb->len + (skb->data - skb_network_header(skb)) -
+		  RVT_ICRC_BYTES;
+
+	KUNIT_ASSERT_TRUE(test, rvt_icrc_carried(skb, len, &pkt->icrc));
+	skb_pull(skb, skb_network_header(skb) + hlen - skb->data);
+	KUNIT_ASSERT_EQ(test, pskb_trim(skb, skb->len - RVT_ICRC_BYTES), 0);
+	pkt->ipv6 = ipv6;
+	pkt->icrc_ok = false;
+}
+
+/*
+ * The engine's check of a packet the receive path left to it passes
+ * rxe's packets, linear and paged, and fails them with any byte the ICRC
+ * covers changed (payload, BTH) or another ICRC carried.  A failed check
+ * is not remembered as a pass; a passed one is not made again.
+ */
+static void rx_icrc_checked_by_the_engine(struct kunit *test)
+{
+	int i, paged;
+
+	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
+		const struct rxe_vector *v = &rxe_vectors[i];
+		u32 hdrs = l3_len(v) + sizeof(struct udphdr) +
+			   sizeof(struct rvt_bth);
+
+		for (paged = 0; paged < 2; paged++) {
+			struct sk_buff *skb;
+			struct rvt_pkt *pkt;
+
+			skb = paged_skb(test, v->data, v->len, l3_len(v),
+					paged ? hdrs + 4 : v->len, 16);
+			queue_unchecked(test, skb, v->ipv6);
+			pkt = rvt_pkt_of(skb);
+			KUNIT_EXPECT_TRUE_MSG(test, rvt_rx_icrc_ok(skb),
+					      "%s, paged %d", v->name, paged);
+			pkt->icrc_ok = false;
+			flip_byte(test, skb, skb->len - 1);
+			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			flip_byte(test, skb, skb->len - 1);
+			flip_byte(test, skb, 7);	/* the BTH's QPN */
+			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			flip_byte(test, skb, 7);
+			pkt->icrc ^= 0x10;
+			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			pkt->icrc ^= 0x10;
+			KUNIT_EXPECT_TRUE(test, rvt_rx_icrc_ok(skb));
+			flip_byte(test, skb, skb->len - 1);
+			KUNIT_EXPECT_TRUE(test, rvt_rx_icrc_ok(skb));
+			kfree_skb(skb);
+		}
+	}
+}
+
 /* rxe's packets parse into what the pingpong programs sent. */
 static void parse_rxe_packets(struct kunit *test)
 {
@@ -701,6 +766,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_by_crc32_pclmul),
 	KUNIT_CASE(icrc_of_a_paged_packet),
 	KUNIT_CASE(copy_from_a_paged_packet),
+	KUNIT_CASE(rx_icrc_checked_by_the_engine),
 	KUNIT_CASE(parse_rxe_packets),
 	KUNIT_CASE(bth_round_trip),
 	KUNIT_CASE(header_lengths),

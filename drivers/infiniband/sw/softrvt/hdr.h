@@ -123,6 +123,8 @@ struct rvt_pkt {
 	u16 hdr_len;			/* BTH and extended headers */
 	u32 payload_len;		/* without pad and ICRC */
 	bool ipv6;			/* received: the IP version */
+	bool icrc_ok;			/* received: the ICRC was checked */
+	u32 icrc;			/* received: the ICRC it carried */
 };
 
 /*
@@ -226,6 +228,7 @@ u32 rvt_icrc_by(struct crypto_shash *tfm, const u8 *l3, bool ipv6, u32 len);
 u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len);
 struct sk_buff;
 bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc);
+bool rvt_icrc_carried(const struct sk_buff *skb, u32 len, u32 *icrc);
 bool rvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len);
 
 #endif /* SOFTRVT_HDR_H */

@@ -214,6 +214,26 @@ bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc)
 EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb);
 
 /**
+ * rvt_icrc_carried - the ICRC a received packet carries
+ * @skb: the packet, linear or paged
+ * @len: bytes from its IP header to the end of its pad; the ICRC follows
+ * @icrc: set to the ICRC, as rvt_icrc_skb() computes it
+ *
+ * Return: false if @skb ends before the ICRC.
+ */
+bool rvt_icrc_carried(const struct sk_buff *skb, u32 len, u32 *icrc)
+{
+	int end = skb_network_header(skb) + len - skb->data;
+	__le32 carried;
+
+	if (end < 0 || skb_copy_bits(skb, end, &carried, sizeof(carried)))
+		return false;
+	*icrc = le32_to_cpu(carried);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_carried);
+
+/**
  * rvt_icrc_skb_ok - check the ICRC of a received packet, linear or paged
  * @skb: the packet, as for rvt_icrc_skb()
  * @ipv6: whether its IP header is IPv6 (else IPv4 without options)
@@ -223,14 +243,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb);
  */
 bool rvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len)
 {
-	int end = skb_network_header(skb) + len - skb->data;
-	__le32 carried;
-	u32 icrc;
+	u32 carried, icrc;
 
-	if (end < 0 || skb_copy_bits(skb, end, &carried, sizeof(carried)))
-		return false;
-	return rvt_icrc_skb(skb, ipv6, len, &icrc) &&
-	       icrc == le32_to_cpu(carried);
+	return rvt_icrc_carried(skb, len, &carried) &&
+	       rvt_icrc_skb(skb, ipv6, len, &icrc) && icrc == carried;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb_ok);
 

@@ -14,6 +14,11 @@
  * without the QP's state (lengths, headers, ICRC, QP number and transport)
  * and queues the packet on the QP; the QP's engine (ruc.c) does the rest in
  * process context, where copying into user memory is not under any lock.
+ * One kind of packet has its ICRC checked by the engine instead, first
+ * thing: the one this CPU's engine is sending to a peer on a veth, which
+ * comes up here in the sender's context (rvt_local_out()).  Checked here,
+ * the sending CPU would hash every byte twice; the receiving QP's engine
+ * runs on another CPU whenever one is free.
  */
 
 #include <linux/ip.h>
@@ -48,6 +53,9 @@ struct rvt_net {
 static LIST_HEAD(rvt_nets);
 static DEFINE_MUTEX(rvt_nets_lock);
 
+/* The packet this CPU's engine is handing to IP, while it does. */
+static DEFINE_PER_CPU(const struct sk_buff *, rvt_tx_skb);
+
 /**
  * rvt_pkt_of - the parsed headers of a received packet
  * @skb: a packet queued by the receive path
@@ -59,6 +67,7 @@ struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb)
 	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
 	return (struct rvt_pkt *)skb->cb;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_pkt_of);
 
 static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
 					     struct net_device *ndev)
@@ -154,7 +163,11 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	parsed = pkt;
 
 	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
-	if (!rvt_icrc_skb_ok(skb, ipv6, l3len)) {
+	pkt->icrc_ok = skb != this_cpu_read(rvt_tx_skb) ||
+		       pkt->qpn == RVT_MCAST_QPN;
+	if (!pkt->icrc_ok && !rvt_icrc_carried(skb, l3len, &pkt->icrc))
+		goto drop;
+	if (pkt->icrc_ok && !rvt_icrc_skb_ok(skb, ipv6, l3len)) {
 		drop = RVT_CNT_DROP_BAD_ICRC;
 		goto drop;
 	}
@@ -249,6 +262,30 @@ bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 	return true;
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_rx_queue);
+
+/**
+ * rvt_rx_icrc_ok - check the ICRC of a packet queued for a QP, once
+ * @skb: from rvt_rx_dequeue()
+ *
+ * The receive path checked most packets' ICRC already; one that came up
+ * in its sender's context on this host is checked here, by the QP's
+ * engine, before anything looks at its payload.  Any context.
+ *
+ * Return: whether the ICRC the packet carried is the one of its bytes.
+ */
+bool rvt_rx_icrc_ok(struct sk_buff *skb)
+{
+	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+	/* From the IP header to the end of the pad, where skb->len ends. */
+	u32 len = skb->len + (skb->data - skb_network_header(skb));
+	u32 icrc;
+
+	if (!pkt->icrc_ok)
+		pkt->icrc_ok = rvt_icrc_skb(skb, pkt->ipv6, len, &icrc) &&
+			       icrc == pkt->icrc;
+	return pkt->icrc_ok;
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rx_icrc_ok);
 
 /**
  * rvt_rx_dequeue - take the oldest packet queued on a QP
@@ -773,15 +810,25 @@ static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 	return 0;
 }
 
+/*
+ * A veth hands the packet to its peer's receive softirq before this
+ * returns, on this CPU: rvt_rcv() knows it by rvt_tx_skb.  That is a
+ * hint, not a lock: an engine that preempts this one overwrites it, and
+ * the packet is then checked where any other is.
+ */
 static int rvt_local_out(struct rvt_qp *qp, bool ipv6, struct sk_buff *skb)
 {
 	struct net *net = dev_net(ib_to_rvt(qp->ibqp.device)->ndev);
 	int ret;
 
+	migrate_disable();
+	this_cpu_write(rvt_tx_skb, skb);
 	if (ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else
 		ret = ip_local_out(net, NULL, skb);
+	this_cpu_write(rvt_tx_skb, NULL);
+	migrate_enable();
 	return net_xmit_eval(ret) ? -EIO : 0;
 }
 

@@ -663,8 +663,9 @@ static bool rvt_ruc_pkt_is_peers(struct rvt_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * Handle the packets the receive path queued: requests go to the
- * responder, answers to the requester.  Return: whether some are left.
+ * Handle the packets the receive path queued: the ICRC of those it left
+ * unchecked first (net.c), then requests go to the responder, answers to
+ * the requester.  Return: whether some are left.
  */
 static bool rvt_ruc_rx(struct rvt_qp *qp)
 {
@@ -672,6 +673,11 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	struct sk_buff *skb;
 
 	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
+		if (!rvt_rx_icrc_ok(skb)) {
+			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ICRC, rvt_pkt_of(skb));
+			kfree_skb(skb);
+			continue;
+		}
 		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
 			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
 			kfree_skb(skb);

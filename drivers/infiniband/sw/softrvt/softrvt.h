@@ -932,6 +932,7 @@ bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av);
 bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 		  struct sk_buff *skb);
 struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
+bool rvt_rx_icrc_ok(struct sk_buff *skb);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
