@@ -77,5 +77,6 @@ cp "$pair/b/bench-pair.csv" "$out/"
 	"one guest, two namespaces, veth MTU 9000" "$out/bench-wire.csv" \
 	"two guests, one virtio link, MTU 9000" "$out/bench-pair.csv"
 echo
-echo "CSV: $out/bench-wire.csv (veth), $out/bench-pair.csv (two guests)"
+echo "CSV: $out/bench-wire.csv (veth), $out/bench-events.csv (veth, processes"
+echo "sleeping on completion events), $out/bench-pair.csv (two guests)"
 echo "plot: $out/bench.png"

@@ -160,19 +160,24 @@ done
 # initial namespace) serving softrvt3 (ns3): two rxe devices do not talk
 # in one guest (rxe binds in the initial namespace only).
 wire_row() { # ROUND WHICH SIZE
-	local round=$1 which=$2 size=$3 bytes log t0 op
+	local round=$1 which=$2 size=$3 bytes log t0 op events=()
 	bench_bytes "$size"
 	bytes=$REPLY
 	log=$LOG/xfer_${which}_${size}_$round
+	# srvt4e and rxe4e: srvt4 and rxe4 with both sides sleeping on
+	# completion events (wire_xfer -e) instead of busy-polling.
 	case $which in
-	srvt4) set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2 ;;
+	srvt4e | rxe4e) events=(-e) ;;
+	esac
+	case $which in
+	srvt4*) set -- ns1 softrvt1 198.18.12.1 ns2 softrvt2 ;;
 	srvt6) set -- ns1 softrvt1 2001:2:0:12::1 ns2 softrvt2 ;;
-	rxe4) set -- init rxe0 198.18.13.1 ns3 softrvt3 ;;
+	rxe4*) set -- init rxe0 198.18.13.1 ns3 softrvt3 ;;
 	esac
 	cpu_ticks
 	t0=$REPLY
-	ns_pair "$log" "$@" tests/wire_xfer -d %D -g %G -s "$bytes" -m "$size" \
-		-M 4096 -t 600 > /dev/null
+	ns_pair "$log" "$@" tests/wire_xfer "${events[@]}" -d %D -g %G \
+		-s "$bytes" -m "$size" -M 4096 -t 600 > /dev/null
 	cpu_ticks
 	grep -q "wire_xfer: OK" "$log.client" || {
 		echo "$which $size round $round failed: $(tail -n 1 "$log.client")"
@@ -197,7 +202,14 @@ tcp_row() { # ROUND SIZE
 
 wcsv=$OUT/bench-wire.csv
 echo "round,device,workload,figure,unit" > "$wcsv"
+ecsv=$OUT/bench-events.csv
+echo "round,device,workload,figure,unit" > "$ecsv"
 for round in $(seq "$BENCH_ROUNDS"); do
+	# As kernel consumers and most applications take completions: by
+	# events, both sides asleep between them.  Not plotted.
+	for which in srvt4e rxe4e; do
+		wcsv=$ecsv wire_row $round $which 64K
+	done
 	for size in $BENCH_SIZES; do
 		for which in srvt4 srvt6 rxe4; do
 			wire_row $round $which "$size"
@@ -246,6 +258,10 @@ scripts/guest/bench-table.py srvt4 rxe4 "$wcsv"
 echo
 echo "softrvt to softrvt on IPv6 (srvt6, trains) against IPv4 (srvt4):"
 scripts/guest/bench-table.py srvt6 srvt4 "$wcsv"
+echo
+echo "The same with both sides sleeping on completion events (wire_xfer -e),"
+echo "64 KiB: softrvt to softrvt (srvt4e) against rxe to softrvt (rxe4e):"
+scripts/guest/bench-table.py srvt4e rxe4e "$ecsv"
 for which in srvt4 srvt6 rxe4; do
 	[ -s "$OUT/profile-$which.txt" ] || continue
 	echo
