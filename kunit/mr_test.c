@@ -235,6 +235,30 @@ static void copy_sge_across_pages_and_sges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
 }
 
+static u8 mr_pattern(u32 off)
+{
+	return off * 13 + 5;
+}
+
+/*
+ * Fill the MR with mr_pattern() and describe @len of its bytes from 10 on
+ * in two SGEs, the second starting mid-page.
+ */
+static void mr_two_sges(struct mr_fixture *f, struct rvt_wqe_sge *list,
+			u32 len)
+{
+	u32 i;
+
+	for (i = 0; i < f->mr->length; i++)
+		mr_set_byte(f, i, mr_pattern(i));
+	list[0] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 10,
+					.length = 1500,
+					.lkey = f->mr->ibmr.lkey };
+	list[1] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 1510,
+					.length = len - 1500,
+					.lkey = f->mr->ibmr.lkey };
+}
+
 /*
  * The wire path cuts a message into MTU-sized packets: each packet's
  * payload is rvt_sge_skip() to its offset, then rvt_copy_from_sge().
@@ -253,16 +277,7 @@ static void packet_slices_rebuild_the_message(struct kunit *test)
 	out = kunit_kzalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ss);
 	KUNIT_ASSERT_NOT_NULL(test, out);
-	for (i = 0; i < f->mr->length; i++)
-		mr_set_byte(f, i, i * 13 + 5);
-
-	/* Two SGEs of the paged MR, the second starting mid-page. */
-	list[0] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 10,
-					.length = 1500,
-					.lkey = f->mr->ibmr.lkey };
-	list[1] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 1510,
-					.length = len - 1500,
-					.lkey = f->mr->ibmr.lkey };
+	mr_two_sges(f, list, len);
 	for (off = 0; off < len; off += mtu) {
 		u32 n = min(mtu, len - off);
 
@@ -273,18 +288,13 @@ static void packet_slices_rebuild_the_message(struct kunit *test)
 		rvt_sge_state_release(ss);
 	}
 	for (i = 0; i < len; i++) {
-		if (out[i] != (u8)((i + 10) * 13 + 5)) {
+		if (out[i] != mr_pattern(i + 10)) {
 			KUNIT_FAIL(test, "byte %u: got %u want %u", i, out[i],
-				   (u8)((i + 10) * 13 + 5));
+				   mr_pattern(i + 10));
 			break;
 		}
 	}
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
-}
-
-static u8 mr_pattern(u32 off)
-{
-	return off * 13 + 5;
 }
 
 /*
@@ -310,17 +320,9 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, out);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	skb_put(skb, hdr);
-	for (i = 0; i < f->mr->length; i++)
-		mr_set_byte(f, i, mr_pattern(i));
+	mr_two_sges(f, list, len);
 	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
 		refs[i] = page_ref_count(f->pages[i]);
-
-	list[0] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 10,
-					.length = 1500,
-					.lkey = f->mr->ibmr.lkey };
-	list[1] = (struct rvt_wqe_sge){ .addr = f->mr->iova + 1510,
-					.length = len - 1500,
-					.lkey = f->mr->ibmr.lkey };
 	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
 	rvt_sge_skip(ss, skip);
 	/* Room for one fragment, not the four the bytes need. */
