@@ -8,7 +8,9 @@ Figures in "CPU s/GiB" are shares of one run's CPU time: where several
 CSVs (one per host) hold the same round, device and workload, they are
 added.  A "tcp" device's "stream SIZE" figures are the anchor of extra
 rows: DEVICE's bandwidths at SIZE against a TCP stream writing SIZE on
-the same link.
+the same link; and so are ANCHOR's, so that the table shows what a
+multiple of the anchor would ask of the link: where ANCHOR reaches a
+third of the TCP stream, three times ANCHOR is faster than TCP there.
 
 usage: bench-table.py DEVICE ANCHOR CSV...
 """
@@ -95,6 +97,16 @@ def main():
     for key in tcp_rows:
         compare(key, figs[(dev, key)], figs[("tcp", "stream " + key.split()[-1])],
                 "MB/s (one iperf3 stream, same write size)")
+    anchor_rows = [key for key in tcp_rows if figs.get((anchor, key))]
+    if not anchor_rows:
+        return
+    print()
+    print("%-24s %10s %10s %7s %12s" % (
+        "against TCP", anchor, "tcp", "ratio", "spread"))
+    for key in anchor_rows:
+        compare(key, figs[(anchor, key)],
+                figs[("tcp", "stream " + key.split()[-1])],
+                "MB/s (3x %s passes TCP where this is > 0.33)" % anchor)
 
 
 if __name__ == "__main__":
