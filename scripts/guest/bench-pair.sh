@@ -9,7 +9,10 @@
 # same link, the practical limit of a software transport there.
 #
 # Guest a serves, guest b is the client: b's $OUT/bench-pair.csv holds
-# every figure of every round; each guest's bench-pair-cpu.csv its share
+# every figure of every round, b's $OUT/bench-pair-events.csv those of the
+# runs whose processes sleep on completion events (wire_xfer -e) at 4 KiB
+# and 64 KiB: a guest has one CPU, which a busy-polling process shares
+# with the kernel's work; each guest's bench-pair-cpu.csv its share
 # of each run's CPU time (system and softirq) per GiB moved, which the
 # host adds up.  Message sizes from 1 KiB to 1 MiB.  Bandwidths are timed
 # by tests/wire_xfer with the wall clock (each byte checked), latency by
@@ -25,17 +28,19 @@ set -u
 
 rounds=$BENCH_ROUNDS
 csv=$OUT/bench-pair.csv
+ev_csv=$OUT/bench-pair-events.csv
 cpu_csv=$OUT/bench-pair-cpu.csv
-[ "$PAIR_ROLE" = b ] && echo "round,device,workload,figure,unit" > "$csv"
+[ "$PAIR_ROLE" = b ] && echo "round,device,workload,figure,unit" |
+	tee "$ev_csv" > "$csv"
 echo "round,device,workload,figure,unit" > "$cpu_csv"
 
 pair_ready_iperf() { tcp_listening 5201; }
 
-# Record a figure of this round on the client's guest.
-record() { # DEVICE WORKLOAD FIGURE UNIT
+# Record a figure of this round on the client's guest, in CSV if given.
+record() { # DEVICE WORKLOAD FIGURE UNIT [CSV]
 	[ "$PAIR_ROLE" = b ] || return 0
-	[ -n "$3" ] || set -- "$1" "$2" n/a "$4"
-	echo "$round,$1,$2,$3,$4" >> "$csv"
+	[ -n "$3" ] || set -- "$1" "$2" n/a "$4" "${5:-}"
+	echo "$round,$1,$2,$3,$4" >> "${5:-$csv}"
 }
 
 # This guest's share of a run's CPU time, in its own CSV: the host adds
@@ -44,22 +49,34 @@ record_cpu() { # DEVICE WORKLOAD TICKS BYTES
 	echo "$round,$1,$2,$(cpu_per_gib "$3" "$4"),CPU s/GiB" >> "$cpu_csv"
 }
 
+# wire_xfer at one message size, its three phases and its CPU time
+# recorded; with -e both processes sleep on completion events.
+xfer() { # KIND SIZE [-e]
+	local kind=$1 size=$2 ev=${3:-} name log op bytes t0 to=$csv
+	bench_bytes "$size"
+	bytes=$REPLY
+	name=${kind}_xfer${ev}_${size}_$round
+	log=$OUT/wire/$name
+	cpu_ticks
+	t0=$REPLY
+	pair_prog "$name" "wire_xfer: OK" a tests/wire_xfer ${ev:+"$ev"} \
+		-d %D -g %G -s "$bytes" -m "$size" -M 4096 -t 600
+	cpu_ticks
+	[ -n "$ev" ] && to=$ev_csv
+	record_cpu "$kind" "cpu${ev:+ events} $size" $((REPLY - t0)) $((3 * bytes))
+	for op in write send read; do
+		record "$kind" "$op $size" \
+			"$(phase_mbs "$log.client" "$op" "$bytes")" MB/s "$to"
+	done
+}
+
 workloads() { # KIND
-	local kind=$1 size log op bytes t0
+	local kind=$1 size
 	for size in $BENCH_SIZES; do
-		bench_bytes "$size"
-		bytes=$REPLY
-		log=$OUT/wire/${kind}_xfer_${size}_$round
-		cpu_ticks
-		t0=$REPLY
-		pair_prog "${kind}_xfer_${size}_$round" "wire_xfer: OK" a \
-			tests/wire_xfer -d %D -g %G -s "$bytes" -m "$size" -M 4096 -t 600
-		cpu_ticks
-		record_cpu "$kind" "cpu $size" $((REPLY - t0)) $((3 * bytes))
-		for op in write send read; do
-			record "$kind" "$op $size" \
-				"$(phase_mbs "$log.client" "$op" "$bytes")" MB/s
-		done
+		xfer "$kind" "$size"
+	done
+	for size in $BENCH_SIZES; do
+		case $size in 4K | 64K) xfer "$kind" "$size" -e ;; esac
 	done
 	pair_prog "${kind}_lat_$round" "iters" a \
 		ibv_rc_pingpong -d %D -g %G -s 8 -n 2000
@@ -75,6 +92,10 @@ tcp_streams() {
 		pair_run "tcp_${size}_$round" "receiver" a iperf iperf3 -s -1 -- \
 			iperf3 -c %S -t 3 -l "$size" -f m
 		record tcp "stream $size" "$(iperf_mbs "$OUT/wire/tcp_${size}_$round.client")" MB/s
+		case $size in
+		4K | 64K) record tcp "stream $size" \
+			"$(iperf_mbs "$OUT/wire/tcp_${size}_$round.client")" MB/s "$ev_csv" ;;
+		esac
 	done
 	PAIR_DEV=""
 }
