@@ -69,13 +69,13 @@ cp "$out/modules/softrvt.ko" "$pair/b/modules/"
 	echo "RoCE MTU 4096; wire_xfer, every byte checked; medians of ${BENCH_ROUNDS:-3} rounds,"
 	echo "spread = lowest..highest round's ratio; CPU = both guests' system"
 	echo "and softirq time per GiB moved:"
-	"$TOP/scripts/guest/bench-table.py" softrvt rxe "$pair/b/bench-pair.csv" \
+	"$TOP/scripts/guest/bench-table.py" -a softrvt rxe "$pair/b/bench-pair.csv" \
 		"$pair/a/bench-pair-cpu.csv" "$pair/b/bench-pair-cpu.csv"
 	echo
 	echo "The same link with both processes sleeping on completion events"
 	echo "(wire_xfer -e): each guest has one CPU, which a busy-polling"
 	echo "process shares with the kernel's work; CPU rows above (cpu events):"
-	"$TOP/scripts/guest/bench-table.py" softrvt rxe "$pair/b/bench-pair-events.csv"
+	"$TOP/scripts/guest/bench-table.py" -a softrvt rxe "$pair/b/bench-pair-events.csv"
 } | tee "$out/bench-pair.txt"
 cp "$pair/b/bench-pair.csv" "$pair/b/bench-pair-events.csv" "$out/"
 "$TOP/scripts/bench-plot.py" "$out/bench.png" \

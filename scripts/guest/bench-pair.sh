@@ -55,7 +55,7 @@ xfer() { # KIND SIZE [-e]
 	local kind=$1 size=$2 ev=${3:-} name log op bytes t0 to=$csv
 	bench_bytes "$size"
 	bytes=$REPLY
-	name=${kind}_xfer${ev}_${size}_$round
+	name=${kind}_xfer${ev:+_e}_${size}_$round
 	log=$OUT/wire/$name
 	cpu_ticks
 	t0=$REPLY

@@ -8,11 +8,11 @@ Figures in "CPU s/GiB" are shares of one run's CPU time: where several
 CSVs (one per host) hold the same round, device and workload, they are
 added.  A "tcp" device's "stream SIZE" figures are the anchor of extra
 rows: DEVICE's bandwidths at SIZE against a TCP stream writing SIZE on
-the same link; and so are ANCHOR's, so that the table shows what a
-multiple of the anchor would ask of the link: where ANCHOR reaches a
-third of the TCP stream, three times ANCHOR is faster than TCP there.
+the same link.  With -a, ANCHOR's too, so that the table shows what a
+multiple of the anchor asks of the link: where ANCHOR reaches a third
+of the TCP stream, three times ANCHOR is faster than TCP there.
 
-usage: bench-table.py DEVICE ANCHOR CSV...
+usage: bench-table.py [-a] DEVICE ANCHOR CSV...
 """
 
 import csv
@@ -69,10 +69,14 @@ def compare(name, mine, theirs, unit):
 
 
 def main():
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    anchor_tcp = args[:1] == ["-a"]
+    if anchor_tcp:
+        args = args[1:]
+    if len(args) < 3:
         sys.exit(__doc__)
-    dev, anchor = sys.argv[1:3]
-    figs, units, order = load(sys.argv[3:])
+    dev, anchor = args[:2]
+    figs, units, order = load(args[2:])
 
     print("%-24s %10s %10s %7s %12s  %s" % (
         "workload", dev, anchor, "ratio", "spread", "unit"))
@@ -98,7 +102,7 @@ def main():
         compare(key, figs[(dev, key)], figs[("tcp", "stream " + key.split()[-1])],
                 "MB/s (one iperf3 stream, same write size)")
     anchor_rows = [key for key in tcp_rows if figs.get((anchor, key))]
-    if not anchor_rows:
+    if not anchor_tcp or not anchor_rows:
         return
     print()
     print("%-24s %10s %10s %7s %12s" % (

@@ -254,7 +254,7 @@ echo
 echo "On the wire, two namespaces of one guest joined by veth (MTU 9000,"
 echo "RoCE MTU 4096); wire_xfer, every byte checked; medians of $BENCH_ROUNDS rounds."
 echo "softrvt to softrvt on IPv4 (srvt4) against rxe to softrvt (rxe4):"
-scripts/guest/bench-table.py srvt4 rxe4 "$wcsv"
+scripts/guest/bench-table.py -a srvt4 rxe4 "$wcsv"
 echo
 echo "softrvt to softrvt on IPv6 (srvt6, trains) against IPv4 (srvt4):"
 scripts/guest/bench-table.py srvt6 srvt4 "$wcsv"
