@@ -132,6 +132,21 @@ def hog_stop(pids):
         os.waitpid(pid, 0)
 
 
+def qp_rx_queued():
+    """The packets queued on each QP of DEV, by QP number, as restrack
+    shows them (drv_rx_queued): one rdma command for all of them."""
+    out = subprocess.run(["rdma", "-dd", "resource", "show", "qp", "link",
+                          dev + "/1"], capture_output=True, text=True,
+                         check=True).stdout
+    depth, qpn = {}, None
+    for word, value in zip(out.split(), out.split()[1:]):
+        if word == "lqpn":
+            qpn = int(value)
+        elif word == "drv_rx_queued" and qpn is not None:
+            depth[qpn] = int(value)
+    return depth
+
+
 def wait_until(cond, seconds=30):
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -220,22 +235,32 @@ try:
     for _ in range(16):
         for p in pkts:
             sock.sendto(p, (dst, 0))
+    # The engines still get a little of CPU 1, and the first QPs' work
+    # runs first: the QP reset is the one that has the most queued.
+    depth = qp_rx_queued()
+    victim = max(qps, key=lambda qp: depth.get(qp.qp_num, 0))
+    victim_qpn = victim.qp_num      # not to be read once it is closed
     queued_full, _ = rx_queued()
-    qps[0].modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+    victim.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
     queued_reset, _ = rx_queued()
+    victim_left = qp_rx_queued().get(victim_qpn)
     for qp in qps:
         qp.close()
     queued_gone, _ = rx_queued()
     d = delta(before, counters())
     hog_stop(hog)
     hog = None
-    print("# round 2: queued %d, after a RESET %d, after destroy %d; "
-          "counters %s" % (queued_full, queued_reset, queued_gone, d))
+    print("# round 2: queued %d (QP %d: %d packets of %s), after its "
+          "RESET %d, after destroy %d; counters %s" %
+          (queued_full, victim_qpn, depth.get(victim_qpn, 0),
+           sorted(depth.values()), queued_reset, queued_gone, d))
     ok(queued_full > 0, "packets are queued while the engines are held off",
        str(d))
-    ok(0 < queued_reset < queued_full,
+    ok(depth.get(victim_qpn, 0) > 0 and 0 < queued_reset < queued_full,
        "moving a QP to RESET gives its packets' bytes back",
        "%d then %d" % (queued_full, queued_reset))
+    ok(victim_left == 0, "the QP reset has no packet left queued",
+       "%s left" % victim_left)
     ok(queued_gone == 0, "destroying the QPs gives every byte back",
        "%d left" % queued_gone)
 finally:
