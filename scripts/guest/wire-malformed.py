@@ -171,9 +171,9 @@ def gid_of(addr):
     return ":".join(mapped[i:i + 2].hex() for i in range(0, 16, 2))
 
 
-def rc_responder(dgid=None):
+def rc_responder(dgid=None, rd_atomic=1):
     """An RC QP in RTR expecting RQ_PSN, with one receive of 2 MTUs; its
-    peer is SRC, or DGID.  It takes one READ at a time."""
+    peer is SRC, or DGID.  It takes RD_ATOMIC READs at a time."""
     cq = CQ(ctx, 8)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=1, max_recv_wr=2)))
@@ -183,7 +183,7 @@ def rc_responder(dgid=None):
                             e.IBV_ACCESS_REMOTE_READ)
     attr.dest_qp_num = PEER_QPN
     attr.rq_psn = RQ_PSN
-    attr.max_dest_rd_atomic = 1
+    attr.max_dest_rd_atomic = rd_atomic
     attr.min_rnr_timer = 1
     attr.ah_attr = AHAttr(is_global=1, port_num=1,
                           gr=GlobalRoute(dgid=GID(dgid or peer_gid),
@@ -368,6 +368,127 @@ rc_case("a READ beyond max_dest_rd_atomic while one is answered is an "
 rc_case("a READ longer than max_msg_sz is an invalid request",
         [req(RC_READ_REQUEST, RQ_PSN, ext=reth(0xffffffff, big))],
         ("err_naks_sent",), ERR, FLUSH)
+# --- Duplicate READs: what is answered again, and from where -----------
+
+RC_READ_FIRST, RC_READ_ONLY = 0x0d, 0x10
+
+
+def block(i):
+    """The 1 KiB at offset i KiB of the region READ below: each differs."""
+    return b"".join(struct.pack("!HH", i, j) for j in range(MTU // 4))
+
+
+big.write(b"".join(block(i) for i in range(512)), 512 * MTU)
+
+
+class Responses:
+    """The READ responses the device sends to PEER_QPN, caught on NETDEV
+    as they leave the link towards this script: (PSN, opcode, payload)."""
+
+    def __init__(self):
+        self.s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
+                               socket.htons(0x0800))
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        self.s.bind((netdev, 0))
+        self.s.settimeout(0.2)
+        self.got = []
+
+    def _take(self, p):
+        ihl = (p[0] & 0xf) * 4
+        if len(p) < ihl + 8 + 12 + 4 or p[9] != socket.IPPROTO_UDP or \
+                p[12:16] != socket.inet_aton(dst) or \
+                struct.unpack("!H", p[ihl + 2:ihl + 4])[0] != PORT:
+            return
+        b = p[ihl + 8:]
+        opcode, flags = b[0], b[1]
+        qpn, psn = struct.unpack("!II", b[4:12])
+        if qpn & 0xffffff != PEER_QPN or not 0x0d <= opcode <= 0x10:
+            return
+        start = 12 if opcode == 0x0e else 16    # MIDDLE has no AETH
+        data = b[start:len(b) - 4 - ((flags >> 4) & 3)]
+        self.got.append((psn & 0xffffff, opcode, data))
+
+    def wait(self, n, quiet=1.0, limit=60):
+        """Catch responses until N came and then none for QUIET seconds
+        (or LIMIT seconds went by); return them and start again."""
+        deadline = time.time() + limit
+        last = time.time()
+        while time.time() < deadline:
+            try:
+                self._take(self.s.recv(65536))
+                last = time.time()
+            except socket.timeout:
+                if len(self.got) >= n and time.time() - last >= quiet:
+                    break
+        got, self.got = self.got, []
+        return got
+
+    def close(self):
+        self.s.close()
+
+
+def read_req(psn, blk, nblk):
+    return req(RC_READ_REQUEST, psn, ext=reth(nblk * MTU, big, blk * MTU))
+
+
+def dup_read_case(name, reads, dups, want):
+    """A responder taking 128 READs at a time: send READS ((PSN, first
+    block, blocks) each), catch all their responses, then send DUPS (the
+    same form, duplicates and new READs).  The responses to DUPS must be
+    WANT, (PSN, block) each in order, one MTU each, holding the blocks of
+    the region they name; the QP stays in RTR."""
+    qp, cq = rc_responder(rd_atomic=128)
+    cap = Responses()
+    problems = []
+    for psn, blk, n in reads:
+        sock.sendto(packet(read_req(psn, blk, n)(qp.qp_num)), (dst, 0))
+    first = cap.wait(sum(n for _, _, n in reads))
+    if len(first) != sum(n for _, _, n in reads):
+        problems.append("%d responses to the READs, not %d" %
+                        (len(first), sum(n for _, _, n in reads)))
+    for psn, blk, n in dups:
+        sock.sendto(packet(read_req(psn, blk, n)(qp.qp_num)), (dst, 0))
+    got = cap.wait(len(want))
+    cap.close()
+    seen = [(psn, data) for psn, _, data in got]
+    expected = [(psn, block(blk)) for psn, blk in want]
+    if seen != expected:
+        problems.append("%d responses to the duplicates, not %d; PSNs %s, "
+                        "not %s; data %s" %
+                        (len(seen), len(expected),
+                         [p - RQ_PSN for p, _ in seen[:12]],
+                         [p - RQ_PSN for p, _ in expected[:12]],
+                         "as read" if [d for _, d in seen] ==
+                         [d for _, d in expected] else "not the region's"))
+    if qp_state(qp) != RTR:
+        problems.append("QP state %d, not RTR" % qp_state(qp))
+    report("RC responder: " + name, problems)
+
+
+P = RQ_PSN
+# 128 one-packet READs, all answered; a duplicate of the oldest, then
+# new READs: those take the oldest READ's slot.  Only the duplicate's
+# own response comes again, and each new READ is answered from its own
+# region.
+dup_read_case("a duplicate of the oldest of 128 READs, then new READs: "
+              "each answered once, from its own region",
+              [(P + i, i, 1) for i in range(128)],
+              [(P, 0, 1)] + [(P + 128 + i, 128 + i, 1) for i in range(8)],
+              [(P, 0)] + [(P + 128 + i, 128 + i) for i in range(8)])
+# One small duplicate must not draw the responses of the READs after
+# it: the requester asks again for each one it lost.
+dup_read_case("a duplicate of a READ's last packet is answered with that "
+              "packet only, not the later READs",
+              [(P + 8 * i, 8 * i, 8) for i in range(4)],
+              [(P + 7, 7, 1)],
+              [(P + 7, 7)])
+dup_read_case("duplicates of two READs' last packets, then a new READ",
+              [(P + 8 * i, 8 * i, 8) for i in range(4)],
+              [(P + 15, 15, 1), (P + 31, 31, 1), (P + 32, 32, 2)],
+              [(P + 15, 15), (P + 31, 31), (P + 32, 32), (P + 33, 33)])
+
+
+
 rc_case("a WRITE MIDDLE within a SEND is an invalid request",
         [req(RC_SEND_FIRST, RQ_PSN, msg),
          req(RC_WRITE_MIDDLE, RQ_PSN + 1, msg)],

@@ -180,7 +180,6 @@ void rvt_resp_reset(struct rvt_qp *qp)
 	qp->r_read_next = 0;
 	qp->r_read_pending = 0;
 	qp->r_read_held = 0;
-	qp->r_read_off = 0;
 }
 
 /* Complete the WQE held; an XRC SRQ gone meanwhile takes it with it. */
@@ -345,6 +344,30 @@ static u32 rvt_read_slot(const struct rvt_qp *qp, u32 back)
 	return (qp->r_read_next + RVT_MAX_RD_ATOMIC - back) % RVT_MAX_RD_ATOMIC;
 }
 
+/* Owe the responses of @e from @off to @end (a pass owes at least one). */
+static void rvt_read_owe(struct rvt_read_res *e, u32 off, u32 end)
+{
+	if (e->due) {
+		e->off = min(e->off, off);
+		e->end = max(e->end, end);
+	} else {
+		e->off = off;
+		e->end = end;
+		e->due = true;
+	}
+}
+
+/* No responses are owed any more: the QP failed or left the states. */
+static void rvt_read_forget(struct rvt_qp *qp)
+{
+	u32 i;
+
+	for (i = 0; i < RVT_MAX_RD_ATOMIC; i++)
+		qp->r_read[i].due = false;
+	qp->r_read_pending = 0;
+	qp->r_read_held = 0;
+}
+
 /*
  * Take a new READ request: its responses are sent by
  * rvt_resp_read_answer(), in the order the READs came.  The responder
@@ -388,9 +411,9 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
 	e->msn = qp->r_msn;
 	e->srqn = qp->r_xrc_srqn;
 	e->answered = false;
+	e->due = false;
+	rvt_read_owe(e, 0, len);
 	qp->r_read_next = (qp->r_read_next + 1) % RVT_MAX_RD_ATOMIC;
-	if (!qp->r_read_pending)
-		qp->r_read_off = 0;
 	qp->r_read_pending++;
 	qp->r_read_held++;
 	*next = rvt_psn_add(e->lpsn, 1);
@@ -401,9 +424,10 @@ static int rvt_resp_read_take(struct rvt_qp *qp, u32 psn,
  * A duplicate READ request: the requester lost responses and asks again
  * from @psn.  It must repeat one of the last max_dest_rd_atomic READs
  * taken (a requester has no more outstanding), from the same place of
- * the same region; the answers then go back to it, and to the READs
- * taken after it.  Anything else is dropped: a duplicate never makes the
- * responder read more than it was first asked to.
+ * the same region, for no more than that READ asked.  That range alone
+ * is answered again: the requester repeats every later request it
+ * wants answered, so one duplicate never draws more responses than its
+ * own length.  Anything else is dropped.
  */
 static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 				const struct rvt_reth *reth)
@@ -413,7 +437,7 @@ static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 	struct rvt_read_res *e = NULL;
 	u32 psn = pkt->psn;
 	u32 back, slot;
-	u64 off;
+	u64 off, end;
 
 	for (back = 1; back <= qp->attr.max_dest_rd_atomic; back++) {
 		slot = rvt_read_slot(qp, back);
@@ -435,15 +459,15 @@ static void rvt_resp_read_again(struct rvt_qp *qp, const struct rvt_pkt *pkt,
 		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_HDR, pkt);
 		return;
 	}
-	if (back > qp->r_read_pending) {
-		/* All sent already: answer again from it on. */
+	/* Whole responses: a range that ends within one ends with it. */
+	end = min_t(u64, e->len, round_up(off + len, e->mtu));
+	rvt_read_owe(e, off, end);
+	/*
+	 * Outside the pass, it starts a new one at it: the READs between
+	 * owe nothing until their own duplicates come.
+	 */
+	if (back > qp->r_read_pending)
 		qp->r_read_pending = back;
-		qp->r_read_off = off;
-	} else if (back == qp->r_read_pending) {
-		/* The one being answered: from there, if it got further. */
-		qp->r_read_off = min_t(u64, qp->r_read_off, off);
-	}
-	/* A later one has not started: it is answered whole anyway. */
 }
 
 static u8 rvt_read_resp_opcode(bool first, bool last)
@@ -487,7 +511,7 @@ static u32 rvt_resp_read_train(struct rvt_qp *qp, struct rvt_read_res *e,
 	struct sk_buff *skb;
 	u8 *p;
 
-	while (n < budget && o < e->len) {
+	while (n < budget && o < e->end) {
 		u32 payload = min(e->mtu, e->len - o);
 
 		if (!rvt_train_take(lim, n, seg_len,
@@ -522,12 +546,12 @@ static u32 rvt_resp_read_train(struct rvt_qp *qp, struct rvt_read_res *e,
 	return n;
 }
 
-/* Send up to @budget responses of the oldest READ being answered. */
+/* Send up to @budget of the responses @e owes, from its e->off. */
 static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 			      u32 budget)
 {
-	u32 off = qp->r_read_off;
-	u32 left = e->len - off;
+	u32 off = e->off;
+	u32 left = e->end - off;
 	u32 psn = rvt_psn_add(e->psn, off / e->mtu);
 	u32 bytes = min_t(u64, left, (u64)budget * e->mtu);
 	struct rvt_train_limit lim = {};
@@ -559,9 +583,9 @@ static int rvt_resp_read_some(struct rvt_qp *qp, struct rvt_read_res *e,
 		psn = rvt_psn_add(psn, 1);
 		off += n;
 		sent++;
-	} while (off < e->len && sent < budget);
+	} while (off < e->end && sent < budget);
 	rvt_sge_state_release(&qp->r_sge);
-	qp->r_read_off = off;
+	e->off = off;
 	return sent;
 }
 
@@ -581,15 +605,19 @@ bool rvt_resp_read_answer(struct rvt_qp *qp)
 	int budget = RVT_READ_BUDGET;
 
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
-		qp->r_read_pending = 0;
-		qp->r_read_held = 0;
-	}
+	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+		rvt_read_forget(qp);
 	while (qp->r_read_pending && budget > 0) {
 		struct rvt_read_res *e =
 			&qp->r_read[rvt_read_slot(qp, qp->r_read_pending)];
 		bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 		int sent;
+
+		/* Skipped by the pass: no duplicate asked for it. */
+		if (!e->due) {
+			qp->r_read_pending--;
+			continue;
+		}
 
 		/* The rkey is the SRQ's PD's, as when the READ came. */
 		if (xrc)
@@ -599,21 +627,20 @@ bool rvt_resp_read_answer(struct rvt_qp *qp)
 			rvt_resp_xrc_leave(qp);
 
 		if (sent < 0) {
-			qp->r_read_pending = 0;
-			qp->r_read_held = 0;
-			rvt_resp_fatal(qp, rvt_psn_add(e->psn,
-						       qp->r_read_off / e->mtu),
-				       RVT_NAK_REM_ACCESS);
+			u32 psn = rvt_psn_add(e->psn, e->off / e->mtu);
+
+			rvt_read_forget(qp);
+			rvt_resp_fatal(qp, psn, RVT_NAK_REM_ACCESS);
 			break;
 		}
 		budget -= sent;
-		if (qp->r_read_off == e->len) {
-			if (!e->answered) {
+		if (e->off >= e->end) {
+			e->due = false;
+			if (e->end == e->len && !e->answered) {
 				e->answered = true;
 				qp->r_read_held--;
 			}
 			qp->r_read_pending--;
-			qp->r_read_off = 0;
 		}
 	}
 	return qp->r_read_pending;
@@ -627,7 +654,8 @@ bool rvt_resp_read_answer(struct rvt_qp *qp)
  * While READ responses are still due, a later request waits: its ACK or
  * NAK would acknowledge the READs too early, and a WRITE or atomic could
  * change the memory they read.  Only more READs, new or repeated, are
- * taken in between.
+ * taken in between; a new one only while the ring has a slot outside
+ * the pass, as its slot is the oldest READ's.
  *
  * Return: true if rvt_resp_packet() may have it.
  */

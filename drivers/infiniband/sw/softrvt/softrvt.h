@@ -441,6 +441,13 @@ struct rvt_read_res {
 	u32 msn;			/* its answers' AETH MSN */
 	u32 srqn;			/* XRC: whose PD its rkey is checked in */
 	bool answered;			/* its last response went out once */
+	/*
+	 * The responses this pass owes: from byte off up to end, at least
+	 * one.  A duplicate asks for a range again; nothing else does.
+	 */
+	bool due;
+	u32 off;
+	u32 end;
 };
 
 struct rvt_qp {
@@ -537,16 +544,16 @@ struct rvt_qp {
 	} r_atomic[RVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
 	u8 r_atomic_next;
 	/*
-	 * READs taken, newest at r_read_next - 1; the last r_read_pending
-	 * of them are (again) being answered, the oldest of those from
-	 * r_read_off bytes in.  r_read_held of them were never answered
-	 * whole: the resources of max_dest_rd_atomic in use.
+	 * READs taken, newest at r_read_next - 1.  The last r_read_pending
+	 * of them make the pass being answered, oldest first: those with
+	 * responses due; never more than the ring holds, so that a new READ
+	 * never takes the slot of one in the pass.  r_read_held of them were
+	 * never answered whole: the resources of max_dest_rd_atomic in use.
 	 */
 	struct rvt_read_res r_read[RVT_MAX_RD_ATOMIC];
 	u8 r_read_next;
 	u8 r_read_pending;
 	u8 r_read_held;
-	u32 r_read_off;
 
 	/*
 	 * XRC.  An INI QP sends each WQE to the SRQ s_xrc_srqn named when it
