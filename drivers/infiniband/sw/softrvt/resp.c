@@ -120,34 +120,42 @@ static u16 rvt_resp_sport(const struct rvt_qp *qp)
  * Build and send an answer: ACK, NAK, READ response or atomic ACK, whose
  * AETH carries @msn.  A READ response's payload is taken from r_sge.
  */
-static void rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
-				u8 syndrome, u32 msn, u32 len, const u64 *orig)
+static int rvt_resp_answer_msn(struct rvt_qp *qp, u8 opcode, u32 psn,
+			       u8 syndrome, u32 msn, u32 len, const u64 *orig)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct sk_buff *skb;
 	u16 mask;
 
 	if (rvt_resp_opcode_info(qp, &opcode, &mask))
-		return;
+		return -EINVAL;
 	skb = rvt_alloc_pkt_from(rdi, rvt_hdr_len(mask), &qp->r_sge, len,
 				 true);
 	if (!skb)
-		return;
+		return -ENOMEM;
 	rvt_resp_build(qp, opcode, mask, psn, syndrome, msn, len, orig,
 		       skb->data);
-	rvt_xmit(qp, &qp->s_av, &qp->s_dst_cache, rvt_resp_sport(qp), skb);
+	return rvt_xmit(qp, &qp->s_av, &qp->s_dst_cache, rvt_resp_sport(qp),
+			skb);
 }
 
-static void rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
-			    u8 syndrome, u32 len, const u64 *orig)
+static int rvt_resp_answer(struct rvt_qp *qp, u8 opcode, u32 psn,
+			   u8 syndrome, u32 len, const u64 *orig)
 {
-	rvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->r_msn, len, orig);
+	return rvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->r_msn, len,
+				   orig);
 }
 
-static void rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
+/*
+ * Return: 0 if the ACK or NAK left; otherwise it is as if never sent,
+ * and whoever owes it sends it again later rather than leave the
+ * requester to its timer.
+ */
+static int rvt_resp_ack(struct rvt_qp *qp, u8 syndrome, u32 psn)
 {
 	trace_softrvt_ack_sent(qp, psn, syndrome, qp->r_msn);
-	rvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0, NULL);
+	return rvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0,
+			       NULL);
 }
 
 /**
@@ -159,9 +167,9 @@ void rvt_resp_flush_ack(struct rvt_qp *qp)
 	/* It would acknowledge the READs whose responses are still due. */
 	if (!qp->r_ack_pending || qp->r_read_pending)
 		return;
-	qp->r_ack_pending = false;
-	rvt_resp_ack(qp, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
-		     rvt_psn_add(qp->r_psn, RVT_PSN_MASK));
+	if (!rvt_resp_ack(qp, RVT_AETH_ACK | RVT_AETH_NO_CREDIT,
+			  rvt_psn_add(qp->r_psn, RVT_PSN_MASK)))
+		qp->r_ack_pending = false;
 }
 
 /**
@@ -662,10 +670,14 @@ bool rvt_resp_read_answer(struct rvt_qp *qp)
 bool rvt_resp_can_take(struct rvt_qp *qp, struct sk_buff *skb)
 {
 	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+	int cmp;
 
-	return !qp->r_read_pending ||
-	       ((pkt->opcode & 0x1f) == IB_OPCODE_RDMA_READ_REQUEST &&
-		rvt_psn_cmp(pkt->psn, qp->r_psn) <= 0);
+	if (!qp->r_read_pending)
+		return true;
+	if ((pkt->opcode & 0x1f) != IB_OPCODE_RDMA_READ_REQUEST)
+		return false;
+	cmp = rvt_psn_cmp(pkt->psn, qp->r_psn);
+	return cmp < 0 || (!cmp && qp->r_read_pending < RVT_MAX_RD_ATOMIC);
 }
 
 static int rvt_resp_atomic(struct rvt_qp *qp, u32 psn,
@@ -881,6 +893,22 @@ static int rvt_resp_message(struct rvt_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * No receive WQE for the request at @psn.  As with a sequence NAK, the
+ * ACK owed goes first, and the packets of the burst that follow draw
+ * nothing (r_nak_sent): a second NAK for the same PSN would cost a
+ * requester one of its retries (rxe counts each), and a RoCE NIC sends
+ * none.  The request, when it comes again and is taken, is acknowledged.
+ */
+static void rvt_resp_rnr_nak(struct rvt_qp *qp, u32 psn)
+{
+	rvt_resp_flush_ack(qp);
+	rvt_qp_count(qp, RVT_CNT_RNR_NAKS_SENT, 1);
+	if (!rvt_resp_ack(qp, RVT_AETH_RNR_NAK |
+			  (qp->attr.min_rnr_timer & RVT_AETH_VALUE_MASK), psn))
+		qp->r_nak_sent = true;
+}
+
 static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 			struct rvt_pkt *pkt)
 {
@@ -899,10 +927,9 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 			 */
 			rvt_resp_flush_ack(qp);
 			rvt_qp_count(qp, RVT_CNT_SEQ_NAKS_SENT, 1);
-			rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
-				     qp->r_psn);
-			qp->r_nak_sent = true;
-			qp->r_ack_pending = false;
+			if (!rvt_resp_ack(qp, RVT_AETH_NAK | RVT_NAK_PSN_SEQ,
+					  qp->r_psn))
+				qp->r_nak_sent = true;
 		}
 		return;
 	}
@@ -950,11 +977,7 @@ static void rvt_resp_rc(struct rvt_qp *qp, struct sk_buff *skb,
 	default:
 		ret = rvt_resp_message(qp, skb, pkt);
 		if (ret == -ENOENT) {
-			rvt_qp_count(qp, RVT_CNT_RNR_NAKS_SENT, 1);
-			rvt_resp_ack(qp, RVT_AETH_RNR_NAK |
-				     (qp->attr.min_rnr_timer &
-				      RVT_AETH_VALUE_MASK), pkt->psn);
-			qp->r_ack_pending = false;
+			rvt_resp_rnr_nak(qp, pkt->psn);
 			return;
 		}
 		/*
