@@ -211,6 +211,9 @@ wire_pair "malformed: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
+section "wire: the MTU under a connection"
+. scripts/guest/mtu-tests.sh
+
 section "wire: a flood over many QPs meets the device's cap"
 for side in "ns1 w0" "ns2 w1"; do
 	set -- $side

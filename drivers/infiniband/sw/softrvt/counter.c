@@ -44,6 +44,7 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
 	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
 	[RVT_CNT_TX_IN_PLACE].name = "tx_in_place",
 	[RVT_CNT_RX_PAGED].name = "rx_paged",
+	[RVT_CNT_TX_TOO_BIG].name = "tx_too_big",
 };
 
 /**

@@ -753,9 +753,42 @@ static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
  * its @ulen bytes of UDP payload, the ICRC included.  The caller counts
  * and frees the packet if there is no route.
  */
+/*
+ * Whether packets of @seg bytes (BTH to ICRC) fit the route's MTU.  A
+ * route's MTU can be below the port's, which bounds the QP's path MTU (a
+ * router's link, `ip route ... mtu`, a PMTU learnt from ICMP): every
+ * packet of a full MTU would be dropped by IP, silently, and RC would
+ * retry until it gave up.  Say it once in a while, and count each.
+ */
+static bool rvt_route_fits(struct rvt_qp *qp, struct dst_entry *dst,
+			   bool ipv6, u32 seg)
+{
+	u32 len = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
+		  sizeof(struct udphdr) + seg;
+	u32 mtu = dst_mtu(dst);
+
+	if (likely(len <= mtu))
+		return true;
+	ibdev_warn_ratelimited(qp->ibqp.device,
+			       "QP %u: a %u-byte packet exceeds the route's MTU of %u: dropped, counted in tx_too_big; the path MTU must be smaller\n",
+			       qp->ibqp.qp_num, len, mtu);
+	return false;
+}
+
+/* The counter of a packet that rvt_push_hdrs() refused. */
+static enum rvt_counter rvt_tx_drop_why(int err)
+{
+	return err == -EMSGSIZE ? RVT_CNT_TX_TOO_BIG : RVT_CNT_TX_NO_ROUTE;
+}
+
+/*
+ * Route @skb and push its UDP and IP headers; @seg is the length of each
+ * packet it carries, from the BTH to the ICRC.  Return: 0, -EHOSTUNREACH
+ * or -EMSGSIZE.
+ */
 static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 			 struct dst_cache *cache, u16 sport, bool ipv6,
-			 u32 ulen, struct sk_buff *skb)
+			 u32 ulen, u32 seg, struct sk_buff *skb)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct dst_entry *dst;
@@ -766,6 +799,10 @@ static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 	local_bh_enable();
 	if (!dst)
 		return -EHOSTUNREACH;
+	if (!rvt_route_fits(qp, dst, ipv6, seg)) {
+		dst_release(dst);
+		return -EMSGSIZE;
+	}
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 
@@ -887,9 +924,10 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
 	int ret;
 
 	ret = rvt_push_hdrs(qp, av, cache, sport, ipv6,
-			    payload + RVT_ICRC_BYTES, skb);
+			    payload + RVT_ICRC_BYTES, payload + RVT_ICRC_BYTES,
+			    skb);
 	if (ret) {
-		rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE,
+		rvt_qp_drop(qp, rvt_tx_drop_why(ret),
 			    trace_softrvt_drop_enabled() ?
 			    rvt_tx_pkt(bth, payload, &pkt) : NULL);
 		kfree_skb(skb);
@@ -1029,10 +1067,14 @@ void rvt_train_seal(struct sk_buff *skb, u32 seg_len)
 }
 EXPORT_SYMBOL_IF_KUNIT(rvt_train_seal);
 
-/* Count each packet of a train, as sent or as dropped for want of a route. */
+/*
+ * Count each packet of a train, as sent (@err 0) or as dropped for what
+ * rvt_push_hdrs() returned.
+ */
 static void rvt_train_count(struct rvt_qp *qp, const u8 *pkt, u32 left,
-			    u32 seg_len, bool sent)
+			    u32 seg_len, int err)
 {
+	bool sent = !err;
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct rvt_pkt parsed;
 
@@ -1044,7 +1086,7 @@ static void rvt_train_count(struct rvt_qp *qp, const u8 *pkt, u32 left,
 					  rvt_tx_pkt(pkt, len, &parsed) : NULL;
 
 		if (!sent) {
-			rvt_qp_drop(qp, RVT_CNT_TX_NO_ROUTE, p);
+			rvt_qp_drop(qp, rvt_tx_drop_why(err), p);
 		} else {
 			rvt_qp_count_pkt(qp, true, len);
 			if (p)
@@ -1077,13 +1119,13 @@ int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
 	u8 *pkts = skb->data;
 	int ret;
 
-	ret = rvt_push_hdrs(qp, av, cache, sport, true, ulen, skb);
+	ret = rvt_push_hdrs(qp, av, cache, sport, true, ulen, seg_len, skb);
 	if (ret) {
-		rvt_train_count(qp, pkts, ulen, seg_len, false);
+		rvt_train_count(qp, pkts, ulen, seg_len, ret);
 		kfree_skb(skb);
 		return ret;
 	}
 	rvt_train_seal(skb, seg_len);
-	rvt_train_count(qp, pkts, ulen, seg_len, true);
+	rvt_train_count(qp, pkts, ulen, seg_len, 0);
 	return rvt_local_out(qp, true, skb);
 }

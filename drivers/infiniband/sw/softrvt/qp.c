@@ -353,8 +353,10 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 		a->ah_attr = attr->ah_attr;
 		a->ah_attr.grh.sgid_attr = NULL;
 	}
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = attr->path_mtu;
+		rvt_qp_set_mtu(qp, attr->path_mtu);
+	}
 	if (mask & IB_QP_TIMEOUT)
 		a->timeout = attr->timeout;
 	if (mask & IB_QP_RETRY_CNT)

@@ -48,16 +48,36 @@
  * rvt_qp_mtu - payload bytes per packet of a QP
  * @qp: the QP
  *
- * Return: the path MTU, or the port's for UD; never above the port's.
+ * A connected QP's packets carry the path MTU, as the port's was when
+ * modify_qp set it (rvt_qp_set_mtu()): its requester and its responder
+ * keep that value for the connection's life, as its peer does, whatever
+ * the netdev's MTU does later.  A UD QP sends and takes what the port
+ * takes now.
+ *
+ * Return: payload bytes per packet.
  */
 u32 rvt_qp_mtu(const struct rvt_qp *qp)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	enum ib_mtu mtu = READ_ONCE(rdi->port_mtu);
 
-	if (!rvt_is_ud_type(qp->ibqp.qp_type))
-		mtu = min(mtu, qp->attr.path_mtu ?: IB_MTU_256);
-	return ib_mtu_enum_to_int(mtu);
+	if (rvt_is_ud_type(qp->ibqp.qp_type))
+		return ib_mtu_enum_to_int(READ_ONCE(rdi->port_mtu));
+	return ib_mtu_enum_to_int(READ_ONCE(qp->mtu) ?: IB_MTU_256);
+}
+
+/**
+ * rvt_qp_set_mtu - fix a connected QP's MTU when modify_qp sets the path's
+ * @qp: the QP
+ * @path_mtu: the path MTU asked for
+ *
+ * Never above the port's MTU at that moment: a larger packet would not
+ * leave the netdev.
+ */
+void rvt_qp_set_mtu(struct rvt_qp *qp, enum ib_mtu path_mtu)
+{
+	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+
+	WRITE_ONCE(qp->mtu, min(path_mtu, READ_ONCE(rdi->port_mtu)));
 }
 
 /**

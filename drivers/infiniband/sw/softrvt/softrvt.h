@@ -106,6 +106,7 @@ enum rvt_counter {
 	RVT_CNT_DROP_BAD_XRC_SRQ,
 	RVT_CNT_TX_IN_PLACE,
 	RVT_CNT_RX_PAGED,
+	RVT_CNT_TX_TOO_BIG,
 	RVT_CNT_MAX
 };
 
@@ -494,6 +495,7 @@ struct rvt_qp {
 	 * these while the QP is in RTS, SQD or ERR.  s_tail is the oldest
 	 * WQE not completed, s_cur the next to (re)transmit.
 	 */
+	enum ib_mtu mtu;		/* RC/UC/XRC: see rvt_qp_mtu() */
 	bool s_local;			/* RC/UC: the peer is on this device */
 	struct rvt_av s_av;		/* RC/UC primary path */
 	struct dst_cache s_dst_cache;	/* RC/UC: the route of s_av */
@@ -969,6 +971,7 @@ int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
 
 /* req.c */
 u32 rvt_qp_mtu(const struct rvt_qp *qp);
+void rvt_qp_set_mtu(struct rvt_qp *qp, enum ib_mtu path_mtu);
 bool rvt_req_send_rc(struct rvt_qp *qp);
 enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 					  struct rvt_swqe *wqe);
