@@ -283,6 +283,23 @@ static void last_wqe_after_the_held_wqe_is_flushed(struct kunit *test)
 }
 
 /*
+ * An XRC TGT QP has no SRQ of its own: it takes its WQEs from the SRQs
+ * of its domain, and its consumers wait for the same event.
+ */
+static void last_wqe_on_xrc_tgt(struct kunit *test)
+{
+	struct lw_fixture *f = lw_setup(test);
+
+	f->rqp->ibqp.qp_type = IB_QPT_XRC_TGT;
+	f->rqp->ibqp.srq = NULL;
+	mutex_init(&f->rqp->r_xrc_mutex);
+
+	KUNIT_EXPECT_TRUE(test, rvt_qp_set_error(f->rqp, 0));
+	flush_work(&f->rqp->send_work);
+	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
+}
+
+/*
  * A sender that finds the responder in ERR takes nothing from the SRQ;
  * the requester's RC WQE then waits for a retry, as nobody answers.
  */
@@ -341,6 +358,7 @@ static void comm_est_once_from_rtr(struct kunit *test)
 static struct kunit_case softrvt_qp_event_cases[] = {
 	KUNIT_CASE(last_wqe_waits_for_a_sender_delivering),
 	KUNIT_CASE(last_wqe_after_the_held_wqe_is_flushed),
+	KUNIT_CASE(last_wqe_on_xrc_tgt),
 	KUNIT_CASE(no_srq_wqe_taken_after_err),
 	KUNIT_CASE(comm_est_once_from_rtr),
 	{}

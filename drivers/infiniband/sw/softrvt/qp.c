@@ -450,8 +450,12 @@ static void rvt_qp_enter_error(struct rvt_qp *qp)
 	 * state, see rvt_ruc_last_wqe().
 	 */
 	smp_mb();
-	/* The engine raises it once no WQE can be taken any more. */
-	if (qp->ibqp.srq)
+	/*
+	 * The engine raises it once no WQE can be taken any more: for a QP
+	 * on an SRQ, and for an XRC TGT QP, which takes its WQEs from the
+	 * SRQs of its domain (IBA A14).
+	 */
+	if (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		set_bit(RVT_S_LAST_WQE, &qp->s_flags);
 	rvt_schedule_send(qp);
 }
