@@ -590,6 +590,21 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 	qp->s_ack_hint = qp->s_acked_psn;
 }
 
+/* What a move from @cur to @new sets going, once the QP's locks are out. */
+static void rvt_qp_state_moved(struct rvt_qp *qp, enum ib_qp_state cur,
+			       enum ib_qp_state new)
+{
+	if (new == IB_QPS_SQD)
+		rvt_schedule_send(qp);
+	else if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
+		rvt_qp_quiesce(qp);
+	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
+		rvt_qp_enter_error(qp);
+	else if (new == IB_QPS_RTS)
+		/* WQEs posted in SQD, or left by SQE, run again in RTS. */
+		rvt_schedule_send(qp);
+}
+
 /**
  * rvt_modify_qp - change a QP's state and attributes (ib_device_ops.modify_qp)
  * @ibqp: the QP
@@ -629,9 +644,17 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	ret = rvt_qp_check_attr(qp, attr, attr_mask);
 	if (ret)
 		goto unlock;
-	if (set_av)
+	if (set_av) {
 		local = rvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
 				    attr->ah_attr.grh.sgid_attr, &av);
+		/*
+		 * The engine reads the path without s_lock, and it still
+		 * runs in SQD (READ responses, ACKs, the WQE in flight), the
+		 * one state that takes a new path without a reset: the path
+		 * changes between two of its runs, never under one.
+		 */
+		mutex_lock(&qp->engine_lock);
+	}
 
 	spin_lock_irq(&qp->s_lock);
 	/*
@@ -641,7 +664,7 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	if (READ_ONCE(ib_to_rvt(ibqp->device)->dying) && new != IB_QPS_ERR) {
 		spin_unlock_irq(&qp->s_lock);
 		ret = -ENODEV;
-		goto unlock;
+		goto unlock_engine;
 	}
 	/*
 	 * rvt_qp_set_error() and rvt_qp_set_sq_error() change the state
@@ -658,13 +681,13 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 					attr_mask)) {
 			spin_unlock_irq(&qp->s_lock);
 			ret = -EINVAL;
-			goto unlock;
+			goto unlock_engine;
 		}
 		cur = qp->state;
 	}
 	rvt_qp_store_attr(qp, attr, attr_mask);
 	if (set_av) {
-		qp->s_local = local;
+		WRITE_ONCE(qp->s_local, local);
 		qp->s_av = av;
 		dst_cache_reset(&qp->s_dst_cache);
 	}
@@ -680,15 +703,11 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	/* The engine raises SQ_DRAINED once the WQE in flight is done. */
 	qp->s_draining = new == IB_QPS_SQD && cur != IB_QPS_SQD;
 	spin_unlock_irq(&qp->s_lock);
-	if (new == IB_QPS_SQD)
-		rvt_schedule_send(qp);
-	else if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
-		rvt_qp_quiesce(qp);
-	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
-		rvt_qp_enter_error(qp);
-	else if (new == IB_QPS_RTS)
-		/* WQEs posted in SQD, or left by SQE, run again in RTS. */
-		rvt_schedule_send(qp);
+unlock_engine:
+	if (set_av)
+		mutex_unlock(&qp->engine_lock);
+	if (!ret)
+		rvt_qp_state_moved(qp, cur, new);
 unlock:
 	mutex_unlock(&qp->state_mutex);
 	return ret;
