@@ -314,7 +314,7 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	u8 *out = kunit_kzalloc(test, len, GFP_KERNEL);
 	struct sk_buff *skb = alloc_skb(64, GFP_KERNEL);
 	u8 kbuf[32] = {};
-	u32 i;
+	u32 i, truesize;
 
 	KUNIT_ASSERT_NOT_NULL(test, ss);
 	KUNIT_ASSERT_NOT_NULL(test, out);
@@ -330,11 +330,14 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, skb->len, hdr);
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
 
+	truesize = skb->truesize;
 	KUNIT_ASSERT_TRUE(test, rvt_sge_to_frags(ss, skb, n, MAX_SKB_FRAGS));
 	KUNIT_EXPECT_EQ(test, skb->len, hdr + n);
 	KUNIT_EXPECT_EQ(test, skb->data_len, n);
 	/* The first SGE's rest in page 0; the second's over pages 0 to 2. */
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 4);
+	/* Each fragment holds a page: the receive caps count them so. */
+	KUNIT_EXPECT_EQ(test, skb->truesize, truesize + 4 * PAGE_SIZE);
 	KUNIT_EXPECT_TRUE(test, skb_shinfo(skb)->flags & SKBFL_SHARED_FRAG);
 	KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[0]), refs[0] + 2);
 	KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[1]), refs[1] + 1);
@@ -379,6 +382,39 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
 		KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[i]), refs[i]);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
+}
+
+/*
+ * Bytes in a page of a large folio are not handed to a packet: its
+ * reference would hold the whole folio, beyond what it is charged.
+ */
+static void sge_large_folio_is_copied(struct kunit *test)
+{
+	struct mr_fixture *f = mr_setup(test);
+	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	struct page *large = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
+	struct sk_buff *skb = alloc_skb(64, GFP_KERNEL);
+	struct rvt_wqe_sge list[2];
+	int ref;
+
+	KUNIT_ASSERT_NOT_NULL(test, ss);
+	KUNIT_ASSERT_NOT_NULL(test, large);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	/* The MR's second page is the large folio's first, for this test. */
+	f->mr->pages[1] = large;
+	ref = page_ref_count(large);
+	mr_two_sges(f, list, 2 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, 2 * PAGE_SIZE,
+						  MAX_SKB_FRAGS));
+	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
+	KUNIT_EXPECT_EQ(test, ss->cur, 0);
+	KUNIT_EXPECT_EQ(test, ss->offset, 0);
+	KUNIT_EXPECT_EQ(test, page_ref_count(large), ref);
+	rvt_sge_state_release(ss);
+	kfree_skb(skb);
+	f->mr->pages[1] = f->pages[1];
+	__free_pages(large, 1);
 }
 
 static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
@@ -436,6 +472,7 @@ static struct kunit_case softrvt_mr_cases[] = {
 	KUNIT_CASE(sge_state_init_bad_key_holds_nothing),
 	KUNIT_CASE(packet_slices_rebuild_the_message),
 	KUNIT_CASE(sge_pages_become_packet_fragments),
+	KUNIT_CASE(sge_large_folio_is_copied),
 	{}
 };
 

@@ -168,7 +168,9 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
 /*
  * The page behind the cursor (@cur, @offset) of @ss, if its entry is in
  * a user MR, and in @n how many of @left bytes lie in that page: 0 if
- * they do not lie in user pages at all.
+ * they do not lie in user pages at all.  A page of a large folio is not
+ * handed out: a packet's reference would keep the whole folio (2 MiB for
+ * a THP) after the MR is gone, far more than the packet is charged.
  */
 static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
 				      u32 offset, u32 left, u32 *n,
@@ -186,6 +188,8 @@ static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
 	if (!mr || !mr->pages || mr->fr_pages)
 		return NULL;
 	off = sge->iova + offset - mr->iova + mr->page_offset;
+	if (PageCompound(mr->pages[off >> PAGE_SHIFT]))
+		return NULL;
 	*in_page = offset_in_page(off);
 	*n = min3(left, sge->length - offset, (u32)PAGE_SIZE - *in_page);
 	return mr->pages[off >> PAGE_SHIFT];
@@ -200,7 +204,11 @@ static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
  * @max_frags: fragments the packet may have in all
  *
  * Only bytes of user MRs, whose pages are the process's own: a kernel
- * consumer's memory may be freed once its work request completes.  The
+ * consumer's memory may be freed once its work request completes.  Each
+ * fragment is charged a whole page in the packet's truesize, which the
+ * receive queues' caps count: the page stays held, outside the process's
+ * locked memory once its MR is deregistered, for as long as the packet
+ * lives.  The
  * packet must not be sent where it completes the work request: the pages
  * may change after that (RC only, which completes on the ACK).
  *
@@ -230,7 +238,7 @@ bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
 					 &in_page);
 		get_page(page);
 		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, in_page,
-				n, n);
+				n, PAGE_SIZE);
 		rvt_sge_advance(ss, n);
 		len -= n;
 	}
