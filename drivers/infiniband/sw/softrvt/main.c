@@ -182,6 +182,72 @@ static int rvt_rx_queued_show(struct seq_file *s, void *unused)
 DEFINE_SHOW_ATTRIBUTE(rvt_rx_queued);
 
 /*
+ * debugfs softrvt/rx_hold, for tests: "DEVICE 1" holds the handling of
+ * the device's received packets, "DEVICE 0" releases it (rvt_rx_hold());
+ * reading lists the devices held.  A test of the receive caps needs the
+ * packets to stay queued while it sends, which no scheduling trick
+ * guarantees on a busy machine.  Root only, as debugfs is.
+ */
+static int rvt_rx_hold_show(struct seq_file *s, void *unused)
+{
+	struct rvt_dev_info *rdi;
+
+	mutex_lock(&rvt_devices_lock);
+	list_for_each_entry(rdi, &rvt_devices, list)
+		if (READ_ONCE(rdi->rx_hold) && dev_name(&rdi->ibdev.dev))
+			seq_printf(s, "%s\n", dev_name(&rdi->ibdev.dev));
+	mutex_unlock(&rvt_devices_lock);
+	return 0;
+}
+
+static int rvt_rx_hold_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rvt_rx_hold_show, NULL);
+}
+
+static ssize_t rvt_rx_hold_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	char buf[IB_DEVICE_NAME_MAX + 8], *val;
+	struct rvt_dev_info *rdi;
+	int ret = -ENODEV;
+	bool hold;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	val = strchr(buf, ' ');
+	if (!val)
+		return -EINVAL;
+	*val++ = '\0';
+	if (kstrtobool(strim(val), &hold))
+		return -EINVAL;
+
+	mutex_lock(&rvt_devices_lock);
+	list_for_each_entry(rdi, &rvt_devices, list) {
+		if (dev_name(&rdi->ibdev.dev) &&
+		    !strcmp(dev_name(&rdi->ibdev.dev), buf)) {
+			rvt_rx_hold(rdi, hold);
+			ret = count;
+			break;
+		}
+	}
+	mutex_unlock(&rvt_devices_lock);
+	return ret;
+}
+
+static const struct file_operations rvt_rx_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = rvt_rx_hold_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rvt_rx_hold_write,
+};
+
+/*
  * Every way a device goes (rdma link delete, its netdev's unregistration,
  * rmmod) ends in ib_core removing its clients from it, newest first, and
  * only then the device.  softrvt registers a client of its own for that
@@ -229,6 +295,8 @@ static int __init rvt_module_init(void)
 	rvt_debugfs = debugfs_create_dir("softrvt", NULL);
 	debugfs_create_file("rx_queued", 0400, rvt_debugfs, NULL,
 			    &rvt_rx_queued_fops);
+	debugfs_create_file("rx_hold", 0600, rvt_debugfs, NULL,
+			    &rvt_rx_hold_fops);
 	return 0;
 
 err_client:

@@ -335,6 +335,39 @@ void rvt_rx_purge(struct rvt_qp *qp)
 EXPORT_SYMBOL_IF_KUNIT(rvt_rx_purge);
 
 /**
+ * rvt_rx_hold - hold or release the handling of a device's received packets
+ * @rdi: the device
+ * @hold: true to hold, false to release
+ *
+ * For tests (debugfs softrvt/rx_hold, root only): while a device is held,
+ * its QPs' engines take no packet off their queues, so that a test can
+ * fill the queues up to their caps whatever the scheduler does, and see
+ * what admission, RESET and destroy do with what is queued.  The receive
+ * path and everything else still run.  Releasing runs the engine of every
+ * QP that has packets queued: each returned without rescheduling itself
+ * while held.  Process context.
+ */
+void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold)
+{
+	unsigned long index = 0;
+	struct rvt_qp *qp;
+
+	WRITE_ONCE(rdi->rx_hold, hold);
+	if (hold)
+		return;
+	/*
+	 * An engine that saw the hold returned before this store; a packet
+	 * queued after the check below schedules its engine itself.
+	 */
+	smp_mb();
+	while ((qp = rvt_qp_next(rdi, &index))) {
+		if (!skb_queue_empty_lockless(&qp->r_pkts))
+			rvt_schedule_send(qp);
+		rvt_put_qp(qp);
+	}
+}
+
+/**
  * rvt_pkt_on_path - whether a received packet comes from a connection's peer
  * @skb: a packet queued by the receive path
  * @av: the connection's path: the packet must come from av->dgid to

@@ -665,14 +665,17 @@ static bool rvt_ruc_pkt_is_peers(struct rvt_qp *qp, struct sk_buff *skb)
 /*
  * Handle the packets the receive path queued: the ICRC of those it left
  * unchecked first (net.c), then requests go to the responder, answers to
- * the requester.  Return: whether some are left.
+ * the requester.  Return: whether some are left to handle now (none while
+ * the device is held, rvt_rx_hold()).
  */
 static bool rvt_ruc_rx(struct rvt_qp *qp)
 {
-	int budget = RVT_RX_BUDGET;
+	/* Held for a test: rvt_rx_hold() runs the engine again on release. */
+	bool held = READ_ONCE(ib_to_rvt(qp->ibqp.device)->rx_hold);
+	int budget = held ? 0 : RVT_RX_BUDGET;
 	struct sk_buff *skb;
 
-	while (budget-- && (skb = rvt_rx_dequeue(qp))) {
+	while (budget-- > 0 && (skb = rvt_rx_dequeue(qp))) {
 		if (!rvt_rx_icrc_ok(skb)) {
 			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ICRC, rvt_pkt_of(skb));
 			kfree_skb(skb);
@@ -697,7 +700,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	if (rvt_resp_read_answer(qp))
 		return true;
 	rvt_resp_flush_ack(qp);
-	return !skb_queue_empty_lockless(&qp->r_pkts);
+	return !held && !skb_queue_empty_lockless(&qp->r_pkts);
 }
 
 /* The RC requester on the wire: send, and see whether SQD is reached. */

@@ -155,6 +155,8 @@ struct rvt_dev_info {
 	struct xarray counter_xa;
 	/* Truesize of the packets on every QP's r_pkts, see rvt_rx_queue(). */
 	atomic_long_t rx_queued;
+	/* Engines leave received packets queued: see rvt_rx_hold(). */
+	bool rx_hold;
 	/* Multicast groups and the QPs attached, see mcast.c. */
 	spinlock_t mcast_lock;
 	struct list_head mcast_grps;
@@ -944,6 +946,7 @@ struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
 bool rvt_rx_icrc_ok(struct sk_buff *skb);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
+void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
 u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len);
 struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
