@@ -211,6 +211,15 @@ wire_pair "malformed: the device still works afterwards" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \
 	ibv_rc_pingpong -d %D -g %G -s 4096 -n 20 -c
 
+section "wire: a new path in SQD while READ responses stream"
+ns_exec ns1 timeout 600 scripts/guest/wire-av-sqd.py softrvt1 "$ig1" \
+	softrvt2 "$ig2" "$([ "${SOFTRVT_FULL:-}" ] && echo 20 || echo 3)" \
+	> "$OUT/wire/av-sqd.tap" 2>&1
+arc=$?
+cat "$OUT/wire/av-sqd.tap"
+tap_results "av sqd" "$OUT/wire/av-sqd.tap"
+check "av sqd: script exits 0" [ "$arc" = 0 ]
+
 section "wire: the MTU under a connection"
 . scripts/guest/mtu-tests.sh
 
