@@ -670,9 +670,14 @@ static bool rvt_ruc_pkt_is_peers(struct rvt_qp *qp, struct sk_buff *skb)
  */
 static bool rvt_ruc_rx(struct rvt_qp *qp)
 {
-	/* Held for a test: rvt_rx_hold() runs the engine again on release. */
-	bool held = READ_ONCE(ib_to_rvt(qp->ibqp.device)->rx_hold);
-	int budget = held ? 0 : RVT_RX_BUDGET;
+	/*
+	 * None queued, or the device held for a test: rvt_rx_hold() runs
+	 * the engine again on release, rvt_rx_queue() for a packet queued
+	 * after this look.
+	 */
+	bool take = !skb_queue_empty_lockless(&qp->r_pkts) &&
+		    !READ_ONCE(ib_to_rvt(qp->ibqp.device)->rx_hold);
+	int budget = take ? RVT_RX_BUDGET : 0;
 	struct sk_buff *skb;
 
 	while (budget-- > 0 && (skb = rvt_rx_dequeue(qp))) {
@@ -700,7 +705,7 @@ static bool rvt_ruc_rx(struct rvt_qp *qp)
 	if (rvt_resp_read_answer(qp))
 		return true;
 	rvt_resp_flush_ack(qp);
-	return !held && !skb_queue_empty_lockless(&qp->r_pkts);
+	return take && !skb_queue_empty_lockless(&qp->r_pkts);
 }
 
 /* The RC requester on the wire: send, and see whether SQD is reached. */
