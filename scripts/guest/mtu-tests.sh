@@ -14,46 +14,47 @@ mtu_link() { # MTU
 	ip -n ns1 link set w0 mtu "$1" && ip -n ns2 link set w1 mtu "$1"
 }
 
-# 1 MiB SENDs both ways; once 2000 packets have arrived at softrvt1, the
-# MTU drops to 1100 bytes: the port's MTU goes to 512 while the QPs'
-# 1068-byte packets still fit the netdevs.  The stream must go on to the
-# end, every message whole (rc_pingpong -c checks each one's bytes), and
-# the drop must have happened while it ran.
+# The bytes softrvt1's QPs hold in received packets (debugfs rx_queued).
+mtu_queued() {
+	awk '$1 == "softrvt1" { print $2 }' /sys/kernel/debug/softrvt/rx_queued
+}
+mtu_held() { [ "$(mtu_queued)" -gt 0 ]; }
+
+# 1 MiB SENDs both ways with softrvt1's engines held (debugfs rx_hold):
+# once its first packets wait in its queue, both netdevs drop to 1100
+# bytes (the port's MTU goes to 512; the QPs' 1068-byte packets still
+# fit), and the engines go on.  The packets held and the messages after
+# them must be taken, to the end of the stream, every message whole
+# (rc_pingpong -c checks each one's bytes).  The hold, not the
+# scheduler, puts the change in the middle of the stream.
 mtu_drop_under_stream() {
 	local name="mtu: 1 MiB SENDs go on when the netdev's MTU drops under them"
-	local rx0 log spid crc src changed=0 ran=0 i
+	local log spid cpid crc src held=0 hold=/sys/kernel/debug/softrvt/rx_hold
 
 	wire_log mtu-drop
 	log=$REPLY
-	rx0=$(link_stat ns1 softrvt1 rx_packets)
 	(ns_spawn ns1 timeout 300 ibv_rc_pingpong -d softrvt1 -g "$ig1" \
-		-s 1048576 -n 200 -c) > "$log.server" 2>&1 &
+		-s 1048576 -n 8 -c) > "$log.server" 2>&1 &
 	spid=$!
 	if ! wait_for 300 tcp_listening 18515 "$spid"; then
 		kill "$spid" 2>/dev/null
 		fail "$name (server did not listen)"
 		return
 	fi
+	echo "softrvt1 1" > "$hold"
 	(ns_spawn ns2 timeout 300 ibv_rc_pingpong -d softrvt2 -g "$ig2" \
-		-s 1048576 -n 200 -c 198.18.12.1) > "$log.client" 2>&1 &
-	local cpid=$!
-	for ((i = 0; i < 3000; i++)); do
-		pid_running "$cpid" || break
-		if [ $(($(link_stat ns1 softrvt1 rx_packets) - rx0)) -ge 2000 ]; then
-			mtu_link 1100 && changed=1
-			pid_running "$cpid" && ran=1
-			break
-		fi
-		sleep 0.1
-	done
+		-s 1048576 -n 8 -c 198.18.12.1) > "$log.client" 2>&1 &
+	cpid=$!
+	wait_for 1200 mtu_held && held=1
+	mtu_link 1100
+	echo "softrvt1 0" > "$hold"
 	wait "$cpid"
 	crc=$?
 	wait "$spid"
 	src=$?
 	mtu_link 1500
-	echo "# mtu drop: changed=$changed while running=$ran client=$crc server=$src"
-	if [ "$changed" = 1 ] && [ "$ran" = 1 ] && [ "$crc" = 0 ] &&
-		[ "$src" = 0 ]; then
+	echo "# mtu drop: packets held at the change=$held client=$crc server=$src"
+	if [ "$held" = 1 ] && [ "$crc" = 0 ] && [ "$src" = 0 ]; then
 		pass "$name"
 	else
 		tail -n 5 "$log.client" "$log.server"
