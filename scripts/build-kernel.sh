@@ -28,6 +28,16 @@ if [ -f "$out/.softrvt-done" ]; then
 	exit 0
 fi
 
+# One kernel build at a time on this machine: a second caller waits for
+# the first, then finds its kernel built (2 cores; and two builds of the
+# same key would remove each other's tree).
+exec 8> "$CACHE/kernel-build.lock"
+flock 8
+if [ -f "$out/.softrvt-done" ]; then
+	echo "$out"
+	exit 0
+fi
+
 if [ ! -f "$src/.softrvt-unpacked" ]; then
 	log "unpacking $tarball"
 	rm -rf "$src" "$src.tmp"
