@@ -3,7 +3,7 @@
 #
 # Build the test kernel from Debian's linux-source-6.12 and cache it.
 #
-# usage: build-kernel.sh [debug|release]
+# usage: build-kernel.sh [debug|release|kcsan]
 # Prints the build directory (usable as KDIR) on stdout.  The cache key is
 # the source tarball's version plus the config fragments, so editing a
 # fragment rebuilds and an unchanged tree costs nothing.
@@ -17,6 +17,7 @@ tarball=/usr/src/linux-source-6.12.tar.xz
 
 frags=("$TOP/scripts/kconfig/base.config")
 [ "$flavour" = debug ] && frags+=("$TOP/scripts/kconfig/debug.config")
+[ "$flavour" = kcsan ] && frags+=("$TOP/scripts/kconfig/kcsan.config")
 
 version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 key=$( { echo "$version"; cat "${frags[@]}"; } | sha256sum | cut -c1-16)
