@@ -124,6 +124,7 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	timer_delete_sync(&qp->rnr_timer);
 	timer_delete_sync(&qp->ack_timer);
 	cancel_work_sync(&qp->send_work);
+	rvt_ruc_reset(qp);
 	rvt_rx_purge(qp);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;

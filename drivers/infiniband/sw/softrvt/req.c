@@ -342,21 +342,39 @@ static int rvt_req_sge(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
  * rvt_req_send_unreliable - send a UD or UC WQE to the wire
  * @qp: the requester
  * @wqe: the WQE at s_tail
+ * @budget: what the engine's run may still send
+ * @status: set to the completion status: local errors only, as nobody
+ *	answers
  *
- * Return: the completion status: local errors only, as nobody answers.
+ * A UC message may be 2 GiB, millions of packets: it is sent from
+ * s_cur_off on, as far as @budget lets, and the engine's next run sends
+ * the rest.  Its packets are cut at the MTU of its first one.
+ *
+ * Return: RVT_RUC_DONE once the WQE is sent or failed, RVT_RUC_MORE when
+ * the budget ran out first.
  */
-enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
-					  struct rvt_swqe *wqe)
+enum rvt_ruc_result rvt_req_send_unreliable(struct rvt_qp *qp,
+					    struct rvt_swqe *wqe,
+					    struct rvt_budget *budget,
+					    enum ib_wc_status *status)
 {
-	u32 mtu = rvt_qp_mtu(qp);
-	u32 off = 0;
+	u32 off = qp->s_cur_off;
+	bool more;
 
-	if (wqe->length > mtu && qp->ibqp.qp_type != IB_QPT_UC)
-		return IB_WC_LOC_LEN_ERR;
-	if (rvt_req_sge(qp, wqe, 0))
-		return IB_WC_LOC_PROT_ERR;
+	*status = IB_WC_SUCCESS;
+	if (!off) {
+		wqe->pmtu = rvt_qp_mtu(qp);
+		if (wqe->length > wqe->pmtu && qp->ibqp.qp_type != IB_QPT_UC) {
+			*status = IB_WC_LOC_LEN_ERR;
+			return RVT_RUC_DONE;
+		}
+	}
+	if (rvt_req_sge(qp, wqe, off)) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return RVT_RUC_DONE;
+	}
 	do {
-		u32 len = min(mtu, wqe->length - off);
+		u32 len = min(wqe->pmtu, wqe->length - off);
 		u8 opcode = rvt_req_opcode(qp, wqe, !off,
 					   off + len == wqe->length);
 
@@ -365,9 +383,11 @@ enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
 			       &qp->s_sge, wqe->length - off);
 		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
 		off += len;
-	} while (off < wqe->length);
+		more = rvt_budget_spend(budget, 1, len);
+	} while (off < wqe->length && more);
 	rvt_sge_state_release(&qp->s_sge);
-	return IB_WC_SUCCESS;
+	qp->s_cur_off = off;
+	return off < wqe->length ? RVT_RUC_MORE : RVT_RUC_DONE;
 }
 
 static u32 rvt_sq_next(const struct rvt_qp *qp, u32 i)

@@ -7,13 +7,17 @@
  * copied straight between the two QPs' memory, with no packets, and both
  * sides complete as the IB transport would have them complete.
  *
- * The engine runs in process context on an unbound workqueue, one WQE at a
- * time per QP; it holds no lock while copying.
+ * The engine runs in process context, on an unbound workqueue or in the
+ * system call of a process posting to a QP of the device, one WQE at a
+ * time per QP; it holds no lock while copying.  Each run is budgeted
+ * (rvt_engine()): a message of up to 2 GiB is copied or sent over many
+ * runs, so that no caller holds a CPU for long.
  */
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/jiffies.h>
+#include <linux/sizes.h>
 #include <linux/udp.h>
 #include <linux/workqueue.h>
 #include <net/checksum.h>
@@ -23,8 +27,17 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-/* WQEs one run of the engine executes before yielding the worker. */
+/*
+ * What one run of the engine may do before it yields: WQEs, payload bytes
+ * (copied to a QP of the device or sent) and packets sent.  A process with
+ * 64 MiB of locked memory can post 64 same-device messages of 2 GiB each
+ * (32 SGEs over the same region) or UC messages of millions of packets;
+ * a run does a MiB of it, which takes milliseconds, and the workqueue
+ * does the rest one run after another, rescheduling between them.
+ */
 #define RVT_SEND_BUDGET		64
+#define RVT_SEND_BYTES_BUDGET	SZ_1M
+#define RVT_SEND_PKTS_BUDGET	256
 /* Received packets one run of the engine handles. */
 #define RVT_RX_BUDGET		256
 
@@ -36,12 +49,6 @@ const u32 rvt_rnr_usec[32] = {
 	160, 240, 320, 480, 640, 960, 1280, 1920,
 	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
-
-enum rvt_ruc_result {
-	RVT_RUC_DONE,		/* complete the WQE with the status given */
-	RVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
-	RVT_RUC_RETRY,		/* no RC responder would answer: time out */
 };
 
 /*
@@ -347,15 +354,21 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 	return rvt_is_rc_req(sqp->ibqp.qp_type) ? sstatus : IB_WC_SUCCESS;
 }
 
+/* The network a UD receive completion reports: the one of the AH's GIDs. */
+static enum rdma_network_type rvt_ruc_net_type(const struct rvt_swqe *wqe)
+{
+	return ipv6_addr_v4mapped((struct in6_addr *)wqe->av.sgid.raw) ?
+	       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+}
+
 /*
  * The GRH space of a UD receive buffer, as a RoCEv2 packet would fill it:
  * an IPv4 header in its last 20 bytes for IPv4 GIDs, else an IPv6 header.
  */
-static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
-			      enum rdma_network_type *type)
+static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh)
 {
 	memset(grh, 0, RVT_GRH_BYTES);
-	if (ipv6_addr_v4mapped((struct in6_addr *)wqe->av.sgid.raw)) {
+	if (rvt_ruc_net_type(wqe) == RDMA_NETWORK_IPV4) {
 		struct iphdr *ip4 = (struct iphdr *)(grh + RVT_GRH_BYTES -
 						     sizeof(*ip4));
 
@@ -369,7 +382,6 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
 		memcpy(&ip4->saddr, wqe->av.sgid.raw + 12, sizeof(ip4->saddr));
 		memcpy(&ip4->daddr, wqe->av.dgid.raw + 12, sizeof(ip4->daddr));
 		ip4->check = ip_fast_csum((u8 *)ip4, ip4->ihl);
-		*type = RDMA_NETWORK_IPV4;
 	} else {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
 
@@ -380,11 +392,15 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh,
 					 IB_DETH_BYTES + len + sizeof(u32));
 		memcpy(&ip6->saddr, wqe->av.sgid.raw, sizeof(ip6->saddr));
 		memcpy(&ip6->daddr, wqe->av.dgid.raw, sizeof(ip6->daddr));
-		*type = RDMA_NETWORK_IPV6;
 	}
 }
 
-/* Execute @wqe against @qp; the sender's local list is resolved. */
+/*
+ * Start @wqe against @qp; the sender's local list is resolved.  SEND,
+ * WRITE and READ return RVT_RUC_MORE with both lists ready for their
+ * payload (rvt_ruc_copy()), and the receive WQE they take, if any, in
+ * sqp->r_wqe; the others are done at once.
+ */
 static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 					   struct rvt_qp *qp,
 					   struct rvt_swqe *wqe,
@@ -418,7 +434,6 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV: {
 		u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
-		enum rdma_network_type net_type = RDMA_NETWORK_IB;
 		u8 grh_buf[RVT_GRH_BYTES];
 
 		if (rvt_sge_state_init(&sqp->r_sge, rvt_qp_rx_pd(qp),
@@ -438,22 +453,11 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 			return RVT_RUC_DONE;
 		}
 		if (grh) {
-			rvt_ruc_build_grh(wqe, len, grh_buf, &net_type);
+			rvt_ruc_build_grh(wqe, len, grh_buf);
 			rvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
 		}
-		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
-		rvt_sge_state_release(&sqp->r_sge);
-		/* As the wire's responder: the data is in, the rkey is not. */
-		if (wqe->opcode == IB_WR_SEND_WITH_INV &&
-		    rvt_rkey_invalidate(qp, wqe->rkey)) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
-							  IB_WC_REM_INV_REQ_ERR,
-							  IB_WC_REM_INV_REQ_ERR);
-			return RVT_RUC_DONE;
-		}
-		rvt_ruc_recv_complete(sqp, qp, wqe, grh + len, IB_WC_SUCCESS,
-				      net_type);
-		return RVT_RUC_DONE;
+		sqp->s_peer_rwqe = true;
+		return RVT_RUC_MORE;
 	}
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
@@ -466,12 +470,8 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 							  IB_WC_REM_ACCESS_ERR);
 			return RVT_RUC_DONE;
 		}
-		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
-		rvt_sge_state_release(&sqp->r_sge);
-		if (need_rwqe)
-			rvt_ruc_recv_complete(sqp, qp, wqe, len, IB_WC_SUCCESS,
-					      0);
-		return RVT_RUC_DONE;
+		sqp->s_peer_rwqe = need_rwqe;
+		return RVT_RUC_MORE;
 	case IB_WR_RDMA_READ:
 		if (!qp->attr.max_dest_rd_atomic) {
 			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
@@ -486,9 +486,8 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 							  IB_WC_REM_ACCESS_ERR);
 			return RVT_RUC_DONE;
 		}
-		rvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
-		rvt_sge_state_release(&sqp->r_sge);
-		return RVT_RUC_DONE;
+		sqp->s_peer_rwqe = false;
+		return RVT_RUC_MORE;
 	case IB_WR_FLUSH:
 	case IB_WR_ATOMIC_WRITE:
 		ret = wqe->opcode == IB_WR_FLUSH ?
@@ -526,26 +525,102 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 }
 
 /*
- * Execute @wqe against an XRC TGT QP: with the SRQ it names, if that is
- * one of the QP's domain, else as an invalid request.  A sender of the
- * device and the QP's own engine may both be at it: r_xrc_mutex.
+ * A SEND or WRITE with immediate is all copied: it completes at the
+ * responder, and a SEND with invalidate invalidates, as the wire's
+ * responder does once the data is in.
  */
-static enum rvt_ruc_result rvt_ruc_execute_xrc(struct rvt_qp *sqp,
-					       struct rvt_qp *qp,
-					       struct rvt_swqe *wqe,
-					       enum ib_wc_status *status)
+static enum rvt_ruc_result rvt_ruc_finish(struct rvt_qp *sqp,
+					  struct rvt_qp *qp,
+					  struct rvt_swqe *wqe,
+					  enum ib_wc_status *status)
+{
+	u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
+
+	*status = IB_WC_SUCCESS;
+	if (!sqp->s_peer_rwqe)
+		return RVT_RUC_DONE;
+	if (wqe->opcode == IB_WR_SEND_WITH_INV &&
+	    rvt_rkey_invalidate(qp, wqe->rkey)) {
+		*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
+						  IB_WC_REM_INV_REQ_ERR,
+						  IB_WC_REM_INV_REQ_ERR);
+		return RVT_RUC_DONE;
+	}
+	rvt_ruc_recv_complete(sqp, qp, wqe, grh + wqe->length, IB_WC_SUCCESS,
+			      grh ? rvt_ruc_net_type(wqe) : RDMA_NETWORK_IB);
+	return RVT_RUC_DONE;
+}
+
+/*
+ * A message was left half copied (rvt_ruc_drop_msg()): the receive WQE it
+ * took completes as flushed if the responder is in ERR, with the IB spec's
+ * Remote Aborted Error if it still receives (the requester stopped sending
+ * it), and not at all once it is in RESET.
+ */
+static void rvt_ruc_abort(struct rvt_qp *sqp, struct rvt_qp *qp,
+			  struct rvt_swqe *wqe)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (!sqp->s_peer_rwqe || state == IB_QPS_RESET ||
+	    state == IB_QPS_INIT)
+		return;
+	rvt_ruc_recv_complete(sqp, qp, wqe, 0,
+			      state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR :
+						    IB_WC_REM_ABORT_ERR,
+			      RDMA_NETWORK_IB);
+}
+
+/* The responder's parts of a same-device message. */
+enum rvt_ruc_step {
+	RVT_RUC_BEGIN,		/* rvt_ruc_execute() */
+	RVT_RUC_FINISH,		/* rvt_ruc_finish() */
+	RVT_RUC_ABORT,		/* rvt_ruc_abort() */
+};
+
+static enum rvt_ruc_result rvt_ruc_step(struct rvt_qp *sqp, struct rvt_qp *qp,
+					struct rvt_swqe *wqe,
+					enum ib_wc_status *status,
+					enum rvt_ruc_step step)
+{
+	switch (step) {
+	case RVT_RUC_BEGIN:
+		return rvt_ruc_execute(sqp, qp, wqe, status);
+	case RVT_RUC_FINISH:
+		return rvt_ruc_finish(sqp, qp, wqe, status);
+	default:
+		rvt_ruc_abort(sqp, qp, wqe);
+		return RVT_RUC_DONE;
+	}
+}
+
+/*
+ * A step of @wqe at @qp.  At an XRC TGT QP: with the SRQ the WQE names,
+ * if that is one of the QP's domain, else as an invalid request (a
+ * message half copied then completes nowhere: its CQ is the SRQ's).  A
+ * sender of the device and the QP's own engine may both be at it:
+ * r_xrc_mutex.
+ */
+static enum rvt_ruc_result rvt_ruc_respond(struct rvt_qp *sqp,
+					   struct rvt_qp *qp,
+					   struct rvt_swqe *wqe,
+					   enum ib_wc_status *status,
+					   enum rvt_ruc_step step)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	enum rvt_ruc_result res = RVT_RUC_DONE;
 	struct rvt_srq *srq;
 
+	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT)
+		return rvt_ruc_step(sqp, qp, wqe, status, step);
+
 	mutex_lock(&qp->r_xrc_mutex);
 	srq = rvt_xsrq_get(rdi, wqe->xrc_srqn, qp->xrcd);
 	if (srq) {
 		qp->r_xsrq = srq;
-		res = rvt_ruc_execute(sqp, qp, wqe, status);
+		res = rvt_ruc_step(sqp, qp, wqe, status, step);
 		qp->r_xsrq = NULL;
-	} else {
+	} else if (step != RVT_RUC_ABORT) {
 		/* Traced as a wire packet's would be: no headers here. */
 		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_XRC_SRQ, NULL);
 		*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
@@ -556,26 +631,101 @@ static enum rvt_ruc_result rvt_ruc_execute_xrc(struct rvt_qp *sqp,
 	return res;
 }
 
-/**
- * rvt_ruc_loopback - execute a send WQE against a QP of the same device
- * @sqp: the requester
- * @wqe: the WQE at the head of its send queue
- * @status: set to the requester's completion status
- * @rnr_timer: set to the responder's min_rnr_timer on RVT_RUC_RNR
- *
- * Process context, from the requester's send engine.
- *
- * Return: RVT_RUC_DONE; RVT_RUC_RNR when an RC responder had no receive
- * WQE posted, RVT_RUC_RETRY when there is no RC responder to answer:
- * nothing was consumed then.
+/*
+ * The sender is done with its responder @qp, and with its own list.
+ * A responder that entered ERR while it was counted in r_senders may owe
+ * its last-WQE event, see rvt_ruc_last_wqe().
  */
-static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
-					    struct rvt_swqe *wqe,
-					    enum ib_wc_status *status,
-					    u8 *rnr_timer)
+static void rvt_ruc_put_peer(struct rvt_qp *sqp, struct rvt_qp *qp)
+{
+	atomic_dec(&qp->r_senders);
+	/* Gone before the state is read. */
+	smp_mb__after_atomic();
+	if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
+		rvt_schedule_send(qp);
+	rvt_put_qp(qp);
+	rvt_sge_state_release(&sqp->s_sge);
+	sqp->s_peer = NULL;
+	sqp->s_peer_rwqe = false;
+}
+
+/*
+ * Let go of the same-device message in progress, at @wqe: the responder
+ * left the states that receive, or the requester those that send.
+ */
+static void rvt_ruc_drop_msg(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+{
+	struct rvt_qp *qp = sqp->s_peer;
+	enum ib_wc_status unused;
+
+	if (!qp)
+		return;
+	rvt_sge_state_release(&sqp->r_sge);
+	rvt_ruc_respond(sqp, qp, wqe, &unused, RVT_RUC_ABORT);
+	rvt_ruc_put_peer(sqp, qp);
+	sqp->s_cur_off = 0;
+}
+
+/**
+ * rvt_ruc_reset - drop the same-device message a QP was copying
+ * @qp: the requester, on its way to RESET, its engine stopped
+ *
+ * Its responder is let go of, which a destroy of that QP waits for.
+ */
+void rvt_ruc_reset(struct rvt_qp *qp)
+{
+	/* An XRC TGT QP has no send queue, and never a message. */
+	if (qp->s_peer)
+		rvt_ruc_drop_msg(qp, rvt_get_swqe_ptr(qp, qp->s_tail));
+}
+
+/*
+ * Copy what the run's budget allows of the message in progress, from
+ * where the last run stopped.  A UD message, at most an MTU, is copied
+ * whole: a UD QP's r_wqe also serves the packets it receives from the
+ * wire, which the next run may handle first.  Return: whether it is all
+ * copied.
+ */
+static bool rvt_ruc_copy(struct rvt_qp *sqp, struct rvt_swqe *wqe,
+			 struct rvt_budget *budget)
+{
+	u32 len = wqe->length - sqp->s_cur_off;
+
+	if (!rvt_is_ud(sqp))
+		len = min(len, budget->bytes);
+	if (wqe->opcode == IB_WR_RDMA_READ)
+		rvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
+	else
+		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
+	sqp->s_cur_off += len;
+	rvt_budget_spend(budget, 0, len);
+	return sqp->s_cur_off == wqe->length;
+}
+
+/* No responder would answer: an RC requester times out and retries. */
+static enum rvt_ruc_result rvt_ruc_unanswered(struct rvt_qp *sqp,
+					      enum ib_wc_status *status)
+{
+	/*
+	 * The peer may still be on its way to RTR; UC and UD packets are
+	 * simply lost.
+	 */
+	*status = IB_WC_SUCCESS;
+	return rvt_is_rc_req(sqp->ibqp.qp_type) ? RVT_RUC_RETRY :
+						  RVT_RUC_DONE;
+}
+
+/*
+ * Start @wqe: resolve the sender's list, find the responder and take what
+ * the message needs of it.  RVT_RUC_MORE: s_peer holds the responder.
+ */
+static enum rvt_ruc_result rvt_ruc_begin(struct rvt_qp *sqp,
+					 struct rvt_swqe *wqe,
+					 enum ib_wc_status *status,
+					 u8 *rnr_timer)
 {
 	struct rvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
-	enum rvt_ruc_result res = RVT_RUC_DONE;
+	enum rvt_ruc_result res;
 	struct rvt_qp *qp;
 	u32 dqpn;
 
@@ -600,42 +750,71 @@ static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
 
 	dqpn = rvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
 	qp = rvt_lookup_qpn(rdi, dqpn);
-	if (qp) {
-		atomic_inc(&qp->r_senders);
-		/* Seen by the responder's engine before we see its state. */
-		smp_mb__after_atomic();
+	if (!qp) {
+		rvt_sge_state_release(&sqp->s_sge);
+		return rvt_ruc_unanswered(sqp, status);
 	}
-	if (!qp || !rvt_ruc_peer_ok(sqp, qp, wqe)) {
-		/*
-		 * Nobody would acknowledge: an RC requester times out and
-		 * retries (the peer may still be on its way to RTR); UC and
-		 * UD packets are simply lost.
-		 */
-		*status = IB_WC_SUCCESS;
-		if (rvt_is_rc_req(sqp->ibqp.qp_type))
-			res = RVT_RUC_RETRY;
-	} else {
-		if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) &&
-		    !rvt_is_ud(qp))
-			rvt_comm_est(qp);
-		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-			res = rvt_ruc_execute_xrc(sqp, qp, wqe, status);
-		else
-			res = rvt_ruc_execute(sqp, qp, wqe, status);
-		*rnr_timer = qp->attr.min_rnr_timer;
+	atomic_inc(&qp->r_senders);
+	/* Seen by the responder's engine before we see its state. */
+	smp_mb__after_atomic();
+	if (!rvt_ruc_peer_ok(sqp, qp, wqe)) {
+		rvt_ruc_put_peer(sqp, qp);
+		return rvt_ruc_unanswered(sqp, status);
 	}
-	if (qp) {
-		atomic_dec(&qp->r_senders);
-		/*
-		 * Gone before the state is read: a responder that entered ERR
-		 * meanwhile may owe its last-WQE event, see rvt_ruc_last_wqe().
-		 */
-		smp_mb__after_atomic();
-		if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
-			rvt_schedule_send(qp);
-		rvt_put_qp(qp);
+	if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) && !rvt_is_ud(qp))
+		rvt_comm_est(qp);
+	res = rvt_ruc_respond(sqp, qp, wqe, status, RVT_RUC_BEGIN);
+	*rnr_timer = qp->attr.min_rnr_timer;
+	if (res == RVT_RUC_MORE)
+		sqp->s_peer = qp;
+	else
+		rvt_ruc_put_peer(sqp, qp);
+	return res;
+}
+
+/**
+ * rvt_ruc_loopback - execute a send WQE against a QP of the same device
+ * @sqp: the requester
+ * @wqe: the WQE at the head of its send queue
+ * @budget: what the engine's run may still copy
+ * @status: set to the requester's completion status
+ * @rnr_timer: set to the responder's min_rnr_timer on RVT_RUC_RNR
+ *
+ * A message is copied from s_cur_off on as far as @budget lets; the
+ * engine's next run goes on with it, the responder held in s_peer and
+ * counted in its r_senders meanwhile, as a packet between its first and
+ * last would be.  Should the responder stop receiving in between, the
+ * message is lost, as its packets would be.  Process context, from the
+ * requester's send engine.
+ *
+ * Return: RVT_RUC_DONE; RVT_RUC_MORE when the budget ran out first;
+ * RVT_RUC_RNR when an RC responder had no receive WQE posted,
+ * RVT_RUC_RETRY when there is no RC responder to answer: nothing is held
+ * then, and the WQE starts over.
+ */
+static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
+					    struct rvt_swqe *wqe,
+					    struct rvt_budget *budget,
+					    enum ib_wc_status *status,
+					    u8 *rnr_timer)
+{
+	struct rvt_qp *qp = sqp->s_peer;
+	enum rvt_ruc_result res;
+
+	if (!qp) {
+		res = rvt_ruc_begin(sqp, wqe, status, rnr_timer);
+		if (res != RVT_RUC_MORE)
+			return res;
+		qp = sqp->s_peer;
+	} else if (!rvt_ruc_peer_ok(sqp, qp, wqe)) {
+		rvt_ruc_drop_msg(sqp, wqe);
+		return rvt_ruc_unanswered(sqp, status);
 	}
-	rvt_sge_state_release(&sqp->s_sge);
+	if (!rvt_ruc_copy(sqp, wqe, budget))
+		return RVT_RUC_MORE;
+	rvt_sge_state_release(&sqp->r_sge);
+	res = rvt_ruc_respond(sqp, qp, wqe, status, RVT_RUC_FINISH);
+	rvt_ruc_put_peer(sqp, qp);
 	return res;
 }
 
@@ -779,14 +958,28 @@ static void rvt_ruc_last_wqe(struct rvt_qp *qp)
  * flushes them and the receive queue in ERR, and waits out RNR NAKs on
  * the QP's timer.  An RC QP whose peer is on the wire keeps WQEs until
  * they are acknowledged (req.c, comp.c).
+ *
+ * A run does at most RVT_SEND_*BUDGET of work and, when there is more,
+ * queues the next run and returns: the worker reschedules between two
+ * (process_one_work()), and a poster's system call returns.  A WQE the
+ * budget ran out within goes on in the next run, from s_cur_off; the
+ * queue is drained in SQD only once it is done.  The engine always runs
+ * in process context, but a run holds no CPU long enough to need
+ * cond_resched().
  */
 static void rvt_engine(struct rvt_qp *qp)
 {
 	enum ib_qp_state cur_state = READ_ONCE(qp->state);
-	int budget = RVT_SEND_BUDGET;
+	struct rvt_budget budget = {
+		.wqes = RVT_SEND_BUDGET,
+		.bytes = RVT_SEND_BYTES_BUDGET,
+		.pkts = RVT_SEND_PKTS_BUDGET,
+	};
 	bool more_rx;
 
 	if (cur_state == IB_QPS_RESET) {
+		/* A responder's destroy may be waiting for it. */
+		rvt_ruc_reset(qp);
 		rvt_rx_purge(qp);
 		return;
 	}
@@ -804,25 +997,28 @@ static void rvt_engine(struct rvt_qp *qp)
 	more_rx = rvt_ruc_rx(qp);
 	if (more_rx)
 		rvt_schedule_send(qp);
-	if (rvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local &&
+	if (rvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local && !qp->s_peer &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
 		rvt_ruc_rc_wire(qp);
 		return;
 	}
 
-	while (budget--) {
+	while (budget.wqes && budget.bytes && budget.pkts) {
 		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
 		enum rvt_ruc_result res = RVT_RUC_DONE;
 		struct rvt_swqe done;
 		enum ib_qp_state state;
 		struct rvt_swqe *wqe;
 		u8 rnr_timer = 0;
+		bool run;
 
 		spin_lock_irq(&qp->s_lock);
 		state = qp->state;
+		/* A message begun in RTS is sent whole before SQD is reached. */
+		run = state == IB_QPS_RTS ||
+		      (state == IB_QPS_SQD && (qp->s_cur_off || qp->s_peer));
 		if (qp->s_tail == qp->s_head ||
-		    (state != IB_QPS_RTS && state != IB_QPS_ERR &&
-		     state != IB_QPS_SQE)) {
+		    (!run && state != IB_QPS_ERR && state != IB_QPS_SQE)) {
 			/* The WQE in flight, if any, is done: SQD is reached. */
 			bool drained = state == IB_QPS_SQD && qp->s_draining;
 
@@ -840,12 +1036,18 @@ static void rvt_engine(struct rvt_qp *qp)
 		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
 		spin_unlock_irq(&qp->s_lock);
 
-		if (state == IB_QPS_RTS && rvt_wqe_is_local_op(wqe))
+		budget.wqes--;
+		if (!run)
+			rvt_ruc_drop_msg(qp, wqe);	/* flushed in ERR or SQE */
+		else if (rvt_wqe_is_local_op(wqe))
 			status = rvt_local_op(qp, wqe);
-		else if (state == IB_QPS_RTS && !rvt_ruc_is_local(qp, wqe))
-			status = rvt_req_send_unreliable(qp, wqe);
-		else if (state == IB_QPS_RTS)
-			res = rvt_ruc_loopback(qp, wqe, &status, &rnr_timer);
+		else if (qp->s_peer || rvt_ruc_is_local(qp, wqe))
+			res = rvt_ruc_loopback(qp, wqe, &budget, &status,
+					       &rnr_timer);
+		else
+			res = rvt_req_send_unreliable(qp, wqe, &budget, &status);
+		if (res == RVT_RUC_MORE)
+			break;
 
 		spin_lock_irq(&qp->s_lock);
 		if (res == RVT_RUC_RNR) {

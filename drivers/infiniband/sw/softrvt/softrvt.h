@@ -486,6 +486,15 @@ struct rvt_qp {
 	struct rvt_sge_state s_sge;
 	struct rvt_sge_state r_sge;
 	/*
+	 * A same-device message copied over several engine runs (ruc.c):
+	 * its responder, referenced and counted in its r_senders, and
+	 * whether r_wqe holds the receive WQE taken for it.  Meanwhile
+	 * s_sge and r_sge keep their MRs and cursors, and s_cur_off counts
+	 * the bytes copied.
+	 */
+	struct rvt_qp *s_peer;
+	bool s_peer_rwqe;
+	/*
 	 * Room for RVT_MAX_SGE entries: the responder's WQE while this QP's
 	 * engine delivers to a QP of the device, or this QP's own while it
 	 * receives from the wire.  A QP never does both for one message.
@@ -972,12 +981,44 @@ int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
 		   struct dst_cache *cache, u16 sport, struct sk_buff *skb,
 		   u32 seg_len);
 
+/*
+ * What one run of a QP's engine may still do before it yields its CPU,
+ * see rvt_engine(): WQEs, payload bytes copied or sent, packets sent.
+ */
+struct rvt_budget {
+	u32 wqes;
+	u32 bytes;
+	u32 pkts;
+};
+
+/*
+ * Spend some of a run's budget.  Return: whether the WQE at hand may go
+ * on with it.
+ */
+static inline bool rvt_budget_spend(struct rvt_budget *b, u32 pkts,
+				    u32 bytes)
+{
+	b->pkts -= min(b->pkts, pkts);
+	b->bytes -= min(b->bytes, bytes);
+	return b->pkts && b->bytes;
+}
+
+/* How a send WQE's turn in an engine run ended. */
+enum rvt_ruc_result {
+	RVT_RUC_DONE,		/* complete the WQE with the status given */
+	RVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
+	RVT_RUC_RETRY,		/* no RC responder would answer: time out */
+	RVT_RUC_MORE,		/* the budget ran out within it: go on later */
+};
+
 /* req.c */
 u32 rvt_qp_mtu(const struct rvt_qp *qp);
 void rvt_qp_set_mtu(struct rvt_qp *qp, enum ib_mtu path_mtu);
 bool rvt_req_send_rc(struct rvt_qp *qp);
-enum ib_wc_status rvt_req_send_unreliable(struct rvt_qp *qp,
-					  struct rvt_swqe *wqe);
+enum rvt_ruc_result rvt_req_send_unreliable(struct rvt_qp *qp,
+					    struct rvt_swqe *wqe,
+					    struct rvt_budget *budget,
+					    enum ib_wc_status *status);
 void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why);
 void rvt_req_go_back(struct rvt_qp *qp);
 void rvt_req_stop(struct rvt_qp *qp, u32 i);
@@ -1010,6 +1051,7 @@ void rvt_schedule_send(struct rvt_qp *qp);
 void rvt_send_work(struct work_struct *work);
 void rvt_run_send(struct rvt_qp *qp);
 void rvt_sync_send(struct rvt_qp *qp);
+void rvt_ruc_reset(struct rvt_qp *qp);
 void rvt_rnr_timer_fn(struct timer_list *t);
 unsigned long rvt_ack_timeout(u8 timeout);
 extern const u32 rvt_rnr_usec[32];
