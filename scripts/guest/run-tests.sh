@@ -126,6 +126,9 @@ rmmod softrvt
 
 scripts/guest/fault-tests.sh
 
+# Messages of 2 GiB posted by an unprivileged process: no CPU held.
+scripts/guest/engine-tests.sh
+
 # The kernel's NVMe/RDMA host and target, then NFS over RDMA, each on one
 # device; before the wire tests too, as they hold UDP 4791 in the initial
 # namespace meanwhile.  The force_mr variant of NVMe needs its own boot.

@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The send engine yields its CPU (tests/engine_budget): messages of 2 GiB
+# posted by an unprivileged process, on one device (softrvt10, the same-
+# device path, in the poster's own post_send first) and as UC on the wire
+# from softrvt10 in nse1 to softrvt11 in nse2.  The test measures what
+# it needs itself: the kernel's soft-lockup detector is not in every
+# test kernel.
+set -u
+
+. scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
+
+section "engine budget"
+mkdir -p "$OUT/engine"
+ip netns add nse1
+ip netns add nse2
+ip link add e0 netns nse1 type veth peer name e1 netns nse2
+if wire_ns_dev nse1 e0 softrvt10 198.18.16.1 2001:2:0:16::1 &&
+   wire_ns_dev nse2 e1 softrvt11 198.18.16.2 2001:2:0:16::2; then
+	ig10=$(gid_index softrvt10 198.18.16.1)
+	ig11=$(gid_index softrvt11 198.18.16.2)
+	tap_prog "engine budget same device" "$OUT/engine/local.tap" \
+		timeout 300 tests/engine_budget softrvt10 "$ig10" \
+		softrvt10 "$ig10" local
+	tap_prog "engine budget UC wire" "$OUT/engine/uc.tap" \
+		timeout 300 tests/engine_budget softrvt10 "$ig10" \
+		softrvt11 "$ig11" uc
+else
+	fail "engine budget: namespaces, veth and devices"
+fi
+ip netns del nse1
+ip netns del nse2
+gone() { no_ibdev softrvt10 && no_ibdev softrvt11; }
+check "engine budget: the devices go with their namespaces" wait_for 100 gone
