@@ -758,6 +758,73 @@ static void train_take_follows_the_segmenter(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bytes, 0);
 }
 
+/*
+ * A packet softrvt sends is known in the receive path by the mark
+ * rvt_tx_begin() puts on it, not by its address: while this CPU is inside
+ * that transmit, it and the segments the stack cuts from it (a train)
+ * leave their ICRC to the engine; another skb, even one at the address of
+ * a sent one freed meanwhile, a tunnel's packet whose inner protocol is
+ * RoCE's, and the same packets once the transmit returned, are checked
+ * in the receive path.
+ */
+static void rx_sent_here_by_the_mark(struct kunit *test)
+{
+	u32 seg_len = sizeof(struct rvt_bth) + TRAIN_MTU + RVT_ICRC_BYTES;
+	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct rvt_bth) +
+		   TRAIN_LAST + RVT_ICRC_BYTES;
+	struct sk_buff *skb = train_skb(test, seg_len, ulen);
+	struct sk_buff *gone = alloc_skb(64, GFP_KERNEL);
+	struct sk_buff *tunnel = alloc_skb(64, GFP_KERNEL);
+	struct sk_buff *segs, *seg, *next, *again;
+	bool sent_gone, again_here, tunnel_here, nested, segs_here = true;
+	unsigned int n = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, gone);
+	KUNIT_ASSERT_NOT_NULL(test, tunnel);
+	tunnel->encapsulation = 1;
+	skb_set_inner_protocol(tunnel, htons(ETH_P_IBOE));
+	rvt_train_seal(skb, seg_len);
+	KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(skb));
+
+	/* No assertion in here: it would leave migration disabled. */
+	migrate_disable();
+	rvt_tx_begin(gone);
+	sent_gone = rvt_rx_sent_here(gone);
+	kfree_skb(gone);
+	/* Most often where the slab puts the next skb. */
+	again = alloc_skb(64, GFP_ATOMIC);
+	again_here = again && rvt_rx_sent_here(again);
+	tunnel_here = rvt_rx_sent_here(tunnel);
+	rvt_tx_begin(skb);
+	rvt_tx_end();
+	nested = rvt_rx_sent_here(skb);
+	segs = skb_gso_segment(skb, NETIF_F_SG);
+	if (!IS_ERR_OR_NULL(segs))
+		skb_list_walk_safe(segs, seg, next) {
+			segs_here &= rvt_rx_sent_here(seg);
+			n++;
+		}
+	rvt_tx_end();
+	migrate_enable();
+
+	KUNIT_EXPECT_TRUE(test, sent_gone);
+	KUNIT_EXPECT_FALSE(test, again_here);
+	KUNIT_EXPECT_FALSE(test, tunnel_here);
+	KUNIT_EXPECT_TRUE_MSG(test, nested, "an engine preempted this one");
+	KUNIT_EXPECT_EQ(test, n, TRAIN_PKTS);
+	KUNIT_EXPECT_TRUE(test, segs_here);
+	KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(skb));
+	if (!IS_ERR_OR_NULL(segs))
+		skb_list_walk_safe(segs, seg, next) {
+			KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(seg));
+			skb_mark_not_on_list(seg);
+			kfree_skb(seg);
+		}
+	kfree_skb(again);
+	kfree_skb(tunnel);
+	kfree_skb(skb);
+}
+
 static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
@@ -775,6 +842,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(psn_map_tracks_answers_across_the_wrap),
 	KUNIT_CASE(train_segments_carry_their_icrc),
 	KUNIT_CASE(train_take_follows_the_segmenter),
+	KUNIT_CASE(rx_sent_here_by_the_mark),
 	{}
 };
 

@@ -15,8 +15,8 @@
  * and queues the packet on the QP; the QP's engine (ruc.c) does the rest in
  * process context, where copying into user memory is not under any lock.
  * One kind of packet has its ICRC checked by the engine instead, first
- * thing: the one this CPU's engine is sending to a peer on a veth, which
- * comes up here in the sender's context (rvt_local_out()).  Checked here,
+ * thing: one softrvt sends from this CPU to a peer on a veth, which comes
+ * up here in the sender's context, marked (rvt_rx_sent_here()).  Checked here,
  * the sending CPU would hash every byte twice; the receiving QP's engine
  * runs on another CPU whenever one is free.
  */
@@ -53,8 +53,18 @@ struct rvt_net {
 static LIST_HEAD(rvt_nets);
 static DEFINE_MUTEX(rvt_nets_lock);
 
-/* The packet this CPU's engine is handing to IP, while it does. */
-static DEFINE_PER_CPU(const struct sk_buff *, rvt_tx_skb);
+/* How many of softrvt's transmits this CPU is inside: rvt_tx_begin(). */
+static DEFINE_PER_CPU(unsigned int, rvt_tx_depth);
+
+/*
+ * softrvt's mark on the packets it sends, in skb->inner_protocol: the
+ * protocol inside an encapsulation, which the stack reads only when
+ * skb->encapsulation is set (never, on these), and which a veth, its
+ * peer's namespace (skb_scrub_packet()) and a segmentation keep.  RoCE's
+ * own EtherType: no tunnel sets it.  A packet that carries it wrongly is
+ * only checked later, by its QP's engine.
+ */
+#define RVT_TX_MARK	htons(ETH_P_IBOE)
 
 /**
  * rvt_pkt_of - the parsed headers of a received packet
@@ -131,6 +141,52 @@ static bool rvt_rx_pull_hdrs(struct sk_buff *skb)
 					bth_off + rvt_hdr_len(mask)));
 }
 
+/**
+ * rvt_tx_begin - softrvt hands a packet to IP on this CPU
+ * @skb: the packet, marked as softrvt's for rvt_rx_sent_here()
+ *
+ * Called with migration disabled, until the matching rvt_tx_end(); an
+ * engine that preempts another here nests.
+ */
+void rvt_tx_begin(struct sk_buff *skb)
+{
+	skb_set_inner_protocol(skb, RVT_TX_MARK);
+	this_cpu_inc(rvt_tx_depth);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_tx_begin);
+
+/**
+ * rvt_tx_end - IP has returned the packet of rvt_tx_begin()
+ */
+void rvt_tx_end(void)
+{
+	this_cpu_dec(rvt_tx_depth);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_tx_end);
+
+/**
+ * rvt_rx_sent_here - whether a received packet came up in its sender's context
+ * @skb: a packet in the receive path
+ *
+ * A veth hands a packet to its peer's receive softirq on the CPU that
+ * sends it, before its transmit returns.  A packet softrvt sent
+ * (rvt_tx_begin()'s mark, which segments and copies of it keep too)
+ * received while this CPU is inside such a transmit has its ICRC checked
+ * by its QP's engine rather than here, where the sending CPU would hash
+ * every byte twice.  The mark is kept by the packet itself, not guessed
+ * from its address, which a freed and reallocated skb shares.  A wrong
+ * answer costs only where the check runs: the engine checks what this
+ * one did not (rvt_rx_icrc_ok()).
+ *
+ * Return: true to leave the ICRC to the engine.
+ */
+bool rvt_rx_sent_here(const struct sk_buff *skb)
+{
+	return !skb->encapsulation && skb->inner_protocol == RVT_TX_MARK &&
+	       this_cpu_read(rvt_tx_depth);
+}
+EXPORT_SYMBOL_IF_KUNIT(rvt_rx_sent_here);
+
 /*
  * Check a packet as far as it can be checked without its QP's state and
  * queue it there.  Takes ownership of @skb.
@@ -163,8 +219,7 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 	parsed = pkt;
 
 	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
-	pkt->icrc_ok = skb != this_cpu_read(rvt_tx_skb) ||
-		       pkt->qpn == RVT_MCAST_QPN;
+	pkt->icrc_ok = !rvt_rx_sent_here(skb) || pkt->qpn == RVT_MCAST_QPN;
 	if (!pkt->icrc_ok && !rvt_icrc_carried(skb, l3len, &pkt->icrc))
 		goto drop;
 	if (pkt->icrc_ok && !rvt_icrc_skb_ok(skb, ipv6, l3len)) {
@@ -882,9 +937,7 @@ static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 
 /*
  * A veth hands the packet to its peer's receive softirq before this
- * returns, on this CPU: rvt_rcv() knows it by rvt_tx_skb.  That is a
- * hint, not a lock: an engine that preempts this one overwrites it, and
- * the packet is then checked where any other is.
+ * returns, on this CPU: rvt_rcv() knows it by rvt_rx_sent_here().
  */
 static int rvt_local_out(struct rvt_qp *qp, bool ipv6, struct sk_buff *skb)
 {
@@ -892,12 +945,12 @@ static int rvt_local_out(struct rvt_qp *qp, bool ipv6, struct sk_buff *skb)
 	int ret;
 
 	migrate_disable();
-	this_cpu_write(rvt_tx_skb, skb);
+	rvt_tx_begin(skb);
 	if (ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else
 		ret = ip_local_out(net, NULL, skb);
-	this_cpu_write(rvt_tx_skb, NULL);
+	rvt_tx_end();
 	migrate_enable();
 	return net_xmit_eval(ret) ? -EIO : 0;
 }

@@ -956,6 +956,9 @@ bool rvt_rx_icrc_ok(struct sk_buff *skb);
 void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
 void rvt_rx_purge(struct rvt_qp *qp);
 void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold);
+void rvt_tx_begin(struct sk_buff *skb);
+void rvt_tx_end(void);
+bool rvt_rx_sent_here(const struct sk_buff *skb);
 struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
 u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len);
 struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
