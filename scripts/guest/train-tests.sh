@@ -10,8 +10,11 @@ section "wire: trains of packets in one UDP GSO skb"
 # train as one frame.  Each packet's ICRC must hold for the headers the
 # segmenter gave it: each side takes every packet the other counted as
 # sent (rdma_rxe's rcvd_pkts counts only packets that passed its ICRC
-# check), none dropped for its ICRC, none resent on the clean link.
-# IPv4 packets never go in trains.
+# check), none dropped for its ICRC, every byte arrives as sent.  A
+# packet may be resent even on the clean link, when an ACK comes later
+# than the timer on a busy machine: a resent packet is sent and taken
+# like any other, and the count is shown.  IPv4 packets never go in
+# trains.
 link_tx() { # NS NETDEV: the frames NETDEV sent
 	ns_exec "$1" ip -s link show dev "$2" |
 		awk '$1 == "TX:" { getline; print $2; exit }'
@@ -46,8 +49,10 @@ train_check() {
 	fi
 }
 # Each side takes every packet the other sent, none is dropped for its
-# ICRC; with rxe on one side, none is resent either (softrvt to softrvt,
-# a receiver's full queue drops packets, counted, and they are resent).
+# ICRC, the data arrives whole (wire_xfer checks every byte).  Nothing
+# is asserted of resends: how many there are depends on how busy the
+# machine is (ACK timeouts), and softrvt to softrvt a receiver's full
+# queue drops packets, counted, that are resent.
 # usage: trains LABEL TCP-ADDR SNS SDEV SNETDEV SADDR SKIND CNS CDEV CNETDEV CADDR CKIND
 trains() {
 	local l=$1 tcp=$2 sns=$3 sdev=$4 snd=$5 sa=$6 sk=$7
@@ -76,9 +81,6 @@ trains() {
 		[ "$crcvd" = "$ssent" ]
 	check "$l: no ICRC drop" [ "$((c1[2] - c0[2] + s1[2] - s0[2]))" = 0 ]
 	echo "# $l: $resent packets resent"
-	if [ "$sk" = rxe ] || [ "$ck" = rxe ]; then
-		check "$l: nothing resent on the clean link" [ "$resent" = 0 ]
-	fi
 	train_check "$l, server" "$sk" "$ipv6" "$(($(link_tx "$sns" "$snd") - sf0))" "$ssent"
 	train_check "$l, client" "$ck" "$ipv6" "$(($(link_tx "$cns" "$cnd") - cf0))" "$csent"
 	[ "$ipv6" ] && return
