@@ -18,7 +18,7 @@ ig2=$(gid_index softrvt2 198.18.12.2)
 mkdir -p "$OUT/wire"
 section "KCSAN: a new path in SQD while READ responses stream"
 ns_exec ns1 timeout 1800 scripts/guest/wire-av-sqd.py softrvt1 "$ig1" \
-	softrvt2 "$ig2" 30 > "$OUT/wire/av-sqd.tap" 2>&1
+	softrvt2 "$ig2" 30 200 > "$OUT/wire/av-sqd.tap" 2>&1
 rc=$?
 cat "$OUT/wire/av-sqd.tap"
 tap_results "kcsan av sqd" "$OUT/wire/av-sqd.tap"

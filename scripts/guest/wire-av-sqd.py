@@ -10,8 +10,9 @@ region's, and no packet of the responder may be dropped by the requester
 as not from its path.  On a KCSAN kernel (make check-full) the writes of
 the path race no read of the engine's.
 
-usage: wire-av-sqd.py REQ-DEV REQ-GID-INDEX RESP-DEV RESP-GID-INDEX [ROUNDS]
-Prints TAP lines.
+usage: wire-av-sqd.py REQ-DEV REQ-GID-INDEX RESP-DEV RESP-GID-INDEX [ROUNDS
+                      [CHANGES]]
+CHANGES new paths a round (default 20).  Prints TAP lines.
 """
 
 import json
@@ -33,7 +34,7 @@ resp_dev, resp_gid = sys.argv[3], int(sys.argv[4])
 ROUNDS = int(sys.argv[5]) if len(sys.argv) > 5 else 4
 READS = 8                       # per round, each of READ_LEN bytes
 READ_LEN = 256 * 1024
-AV_CHANGES = 20                 # per round, while the READs run
+AV_CHANGES = int(sys.argv[6]) if len(sys.argv) > 6 else 20
 tests = 0
 failed = 0
 
