@@ -7,10 +7,15 @@
  * namespaces joined by a veth: every packet crosses the wire).  On the
  * receiving device, NQP RC QPs share one SRQ; on the sending device, as
  * many RC QPs send to them, each keeping WINDOW SENDs in flight, of
- * lengths from 16 bytes to 4 KiB (up to four packets), until MESSAGES
- * have been sent.  The SRQ holds fewer receives than can be in flight, so
- * the responders also meet an empty SRQ now and then (RNR NAK, retried for
- * ever).
+ * lengths from 16 bytes to MAX_SIZE (4 KiB unless -s says otherwise: up
+ * to four packets; 64 KiB makes a quarter of them long messages of many
+ * packets), until MESSAGES have been sent.  The SRQ (-r receives, 128
+ * unless told) holds fewer receives than can be in flight, so the
+ * responders also meet an empty SRQ now and then (RNR NAK, retried for
+ * ever); a small one makes RNR NAKs the rule.
+ *
+ * The sending device may be another driver's (rdma_rxe): the sender's
+ * retries are then its own, and only what arrives is checked here.
  *
  * Each message starts with its QP index and its sequence number on that
  * QP; the rest is a pattern of both.  The checks:
@@ -25,6 +30,7 @@
  *    CQ in the second after the last one.
  *
  * usage: wire_srq [-n MESSAGES] [-q NQP] [-w WINDOW] [-t SECONDS]
+ *                 [-s MAX_SIZE] [-r SRQ_DEPTH]
  *                 SEND_DEV SEND_GID RECV_DEV RECV_GID
  * Prints TAP; exits 1 on a failure.
  */
@@ -46,15 +52,18 @@
 #define IB_PORT		1
 #define MAX_QP		64
 #define MAX_WINDOW	64
-#define SRQ_DEPTH	128
-#define MSG_MAX		4096
+#define SRQ_MAX		1024
+#define SIZE_MAX_ARG	(1u << 20)
 #define HDR		16		/* QP index, sequence number */
 #define MAGIC		0x53525131u	/* "SRQ1" */
 
 static struct {
 	uint64_t messages;
 	unsigned int nqp, window, seconds;
-} cfg = { .messages = 100000, .nqp = 16, .window = 12, .seconds = 1500 };
+	uint32_t max_size;	/* bytes a message may have */
+	unsigned int srq_depth;	/* receives the SRQ holds */
+} cfg = { .messages = 100000, .nqp = 16, .window = 12, .seconds = 1500,
+	  .max_size = 4096, .srq_depth = 128 };
 
 struct side {
 	const char *dev;
@@ -78,7 +87,7 @@ static struct {
 	uint64_t sent;		/* send completions */
 	uint64_t received;	/* receive completions */
 } q[MAX_QP];
-static bool srq_busy[SRQ_DEPTH];	/* posted, not completed */
+static bool srq_busy[SRQ_MAX];	/* posted, not completed */
 static uint64_t total_posted, total_sent, total_received;
 static bool bad_send, bad_recv;
 static unsigned long bad_lines;
@@ -120,7 +129,7 @@ static uint32_t msg_len(unsigned int i, uint64_t seq)
 
 	x ^= x >> 29;
 	if ((x & 3) == 0)
-		return HDR + (uint32_t)((x >> 8) % (MSG_MAX - HDR + 1));
+		return HDR + (uint32_t)((x >> 8) % (cfg.max_size - HDR + 1));
 	return HDR + (uint32_t)((x >> 8) % 241);
 }
 
@@ -227,14 +236,14 @@ static void connect_qp(struct side *s, struct ibv_qp *qp,
 static void post_srq(unsigned int slot)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)rcv.buf + slot * MSG_MAX,
-		.length = MSG_MAX, .lkey = rcv.mr->lkey,
+		.addr = (uintptr_t)rcv.buf + (size_t)slot * cfg.max_size,
+		.length = cfg.max_size, .lkey = rcv.mr->lkey,
 	};
 	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 	int ret;
 
-	memset(rcv.buf + slot * MSG_MAX, 0xee, HDR);
+	memset(rcv.buf + (size_t)slot * cfg.max_size, 0xee, HDR);
 	ret = ibv_post_srq_recv(srq, &wr, &bad);
 	if (ret)
 		die("ibv_post_srq_recv: %s", strerror(ret));
@@ -244,7 +253,8 @@ static void post_srq(unsigned int slot)
 /* The send buffer of QP @i's message @seq: one per window slot. */
 static uint8_t *send_slot(unsigned int i, uint64_t seq)
 {
-	return snd.buf + ((size_t)i * cfg.window + seq % cfg.window) * MSG_MAX;
+	return snd.buf + ((size_t)i * cfg.window + seq % cfg.window) *
+			 cfg.max_size;
 }
 
 static void post_send(unsigned int i)
@@ -309,9 +319,14 @@ static void recv_wc(const struct ibv_wc *wc)
 	uint64_t slot = wc->wr_id, seq;
 	uint8_t *p;
 	uint32_t m, idx;
-	static uint8_t want[MSG_MAX];
+	static uint8_t *want;
 
-	if (slot >= SRQ_DEPTH || !srq_busy[slot]) {
+	if (!want) {
+		want = malloc(cfg.max_size);
+		if (!want)
+			die("malloc: %s", strerror(errno));
+	}
+	if (slot >= cfg.srq_depth || !srq_busy[slot]) {
 		fail_line(&bad_recv, "receive completion with wr_id 0x%" PRIx64 ": no such receive posted",
 			  wc->wr_id);
 		return;
@@ -324,7 +339,7 @@ static void recv_wc(const struct ibv_wc *wc)
 			  wc->opcode);
 		return;
 	}
-	p = rcv.buf + slot * MSG_MAX;
+	p = rcv.buf + slot * cfg.max_size;
 	seq = q[i].received;
 	memcpy(&m, p, 4);
 	memcpy(&idx, p + 4, 4);
@@ -369,9 +384,7 @@ static void poll_all(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_srq_init_attr sa = {
-		.attr = { .max_wr = SRQ_DEPTH, .max_sge = 1 },
-	};
+	struct ibv_srq_init_attr sa = { .attr = { .max_sge = 1 } };
 	long long start, end, last = 0, next_note;
 	uint64_t extra = 0;
 	bool counts = true, timed_out = false;
@@ -379,29 +392,34 @@ int main(int argc, char **argv)
 	int c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((c = getopt(argc, argv, "n:q:w:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:q:w:t:s:r:")) != -1) {
 		switch (c) {
 		case 'n': cfg.messages = strtoull(optarg, NULL, 0); break;
 		case 'q': cfg.nqp = strtoul(optarg, NULL, 0); break;
 		case 'w': cfg.window = strtoul(optarg, NULL, 0); break;
 		case 't': cfg.seconds = strtoul(optarg, NULL, 0); break;
+		case 's': cfg.max_size = strtoul(optarg, NULL, 0); break;
+		case 'r': cfg.srq_depth = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 4 || !cfg.nqp || cfg.nqp > MAX_QP ||
-	    !cfg.window || cfg.window > MAX_WINDOW) {
-		fprintf(stderr, "usage: wire_srq [-n MESSAGES] [-q NQP<=%d] [-w WINDOW<=%d] [-t SECONDS] SEND_DEV SEND_GID RECV_DEV RECV_GID\n",
-			MAX_QP, MAX_WINDOW);
+	    !cfg.window || cfg.window > MAX_WINDOW ||
+	    cfg.max_size < HDR || cfg.max_size > SIZE_MAX_ARG ||
+	    !cfg.srq_depth || cfg.srq_depth > SRQ_MAX) {
+		fprintf(stderr, "usage: wire_srq [-n MESSAGES] [-q NQP<=%d] [-w WINDOW<=%d] [-t SECONDS] [-s %d<=MAX_SIZE<=%u] [-r SRQ_DEPTH<=%d] SEND_DEV SEND_GID RECV_DEV RECV_GID\n",
+			MAX_QP, MAX_WINDOW, HDR, SIZE_MAX_ARG, SRQ_MAX);
 		return 2;
 	}
 	open_side(&snd, argv[optind], atoi(argv[optind + 1]),
-		  (size_t)cfg.nqp * cfg.window * MSG_MAX);
+		  (size_t)cfg.nqp * cfg.window * cfg.max_size);
 	open_side(&rcv, argv[optind + 2], atoi(argv[optind + 3]),
-		  (size_t)SRQ_DEPTH * MSG_MAX);
+		  (size_t)cfg.srq_depth * cfg.max_size);
+	sa.attr.max_wr = cfg.srq_depth;
 	srq = ibv_create_srq(rcv.pd, &sa);
 	if (!srq)
 		die("ibv_create_srq: %s", strerror(errno));
-	for (i = 0; i < SRQ_DEPTH; i++)
+	for (i = 0; i < cfg.srq_depth; i++)
 		post_srq(i);
 	for (i = 0; i < cfg.nqp; i++) {
 		snd.qp[i] = make_qp(&snd, NULL);
@@ -411,9 +429,9 @@ int main(int argc, char **argv)
 		connect_qp(&rcv, rcv.qp[i], &snd, snd.qp[i]->qp_num,
 			   0x1000 * i);
 	}
-	printf("# %" PRIu64 " messages from %s to %s: %u RC QPs on one SRQ of %d, %u in flight per QP\n",
-	       cfg.messages, snd.dev, rcv.dev, cfg.nqp, SRQ_DEPTH,
-	       cfg.window);
+	printf("# %" PRIu64 " messages of 16 to %u bytes from %s to %s: %u RC QPs on one SRQ of %u, %u in flight per QP\n",
+	       cfg.messages, cfg.max_size, snd.dev, rcv.dev, cfg.nqp,
+	       cfg.srq_depth, cfg.window);
 
 	start = now_ms();
 	end = start + cfg.seconds * 1000LL;
