@@ -384,6 +384,7 @@ rc_case("a READ longer than max_msg_sz is an invalid request",
 # --- Duplicate READs: what is answered again, and from where -----------
 
 RC_READ_FIRST, RC_READ_ONLY = 0x0d, 0x10
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def block(i):
@@ -401,7 +402,10 @@ class Responses:
     def __init__(self):
         self.s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM,
                                socket.htons(0x0800))
-        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+        # All 128 responses of a case wait here before they are read: past
+        # net.core.rmem_max (some 400 KB of skbs, 85 responses) they would
+        # be dropped, so the size is forced (root).
+        self.s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 23)
         self.s.bind((netdev, 0))
         self.s.settimeout(0.2)
         self.got = []
