@@ -3,8 +3,8 @@
 # softrvt1 (ns1, w0) and softrvt2 (ns2, w1) up, ig1 and ig2 their GIDs.
 #
 # A connected QP keeps the MTU it was given (rvt_qp_mtu()): when the
-# netdevs' MTU drops below the port's 1024-byte step while 1 MiB SENDs
-# stream, packets of 1024 bytes still fit and must still be taken; and a
+# netdevs' MTU drops below the port's 2048-byte step while 1 MiB SENDs
+# stream, packets of 2048 bytes still fit and must still be taken; and a
 # route whose MTU is below the QP's packets drops each of them, counted
 # in tx_too_big and said in the kernel log, instead of retrying in
 # silence.
@@ -20,10 +20,12 @@ mtu_queued() {
 }
 mtu_held() { [ "$(mtu_queued)" -gt 0 ]; }
 
-# 1 MiB SENDs both ways with softrvt1's engines held (debugfs rx_hold):
-# once its first packets wait in its queue, both netdevs drop to 1100
-# bytes (the port's MTU goes to 512; the QPs' 1068-byte packets still
-# fit), and the engines go on.  The packets held and the messages after
+# 1 MiB SENDs both ways at a path MTU of 2048, on netdevs of 9000 bytes,
+# with softrvt1's engines held (debugfs rx_hold): once its first packets
+# wait in its queue, both netdevs drop to 2100 bytes (the port's MTU goes
+# to 1024; the QPs' 2092-byte packets still fit), and the engines go on.
+# Never below 1280 bytes: IPv6 would leave the netdevs, and the GIDs of
+# their addresses with it.  The packets held and the messages after
 # them must be taken, to the end of the stream, every message whole
 # (rc_pingpong -c checks each one's bytes).  The hold, not the
 # scheduler, puts the change in the middle of the stream.
@@ -33,20 +35,22 @@ mtu_drop_under_stream() {
 
 	wire_log mtu-drop
 	log=$REPLY
+	mtu_link 9000
 	(ns_spawn ns1 timeout 300 ibv_rc_pingpong -d softrvt1 -g "$ig1" \
-		-s 1048576 -n 8 -c) > "$log.server" 2>&1 &
+		-m 2048 -s 1048576 -n 8 -c) > "$log.server" 2>&1 &
 	spid=$!
 	if ! wait_for 300 tcp_listening 18515 "$spid"; then
 		kill "$spid" 2>/dev/null
+		mtu_link 1500
 		fail "$name (server did not listen)"
 		return
 	fi
 	echo "softrvt1 1" > "$hold"
 	(ns_spawn ns2 timeout 300 ibv_rc_pingpong -d softrvt2 -g "$ig2" \
-		-s 1048576 -n 8 -c 198.18.12.1) > "$log.client" 2>&1 &
+		-m 2048 -s 1048576 -n 8 -c 198.18.12.1) > "$log.client" 2>&1 &
 	cpid=$!
 	wait_for 1200 mtu_held && held=1
-	mtu_link 1100
+	mtu_link 2100
 	echo "softrvt1 0" > "$hold"
 	wait "$cpid"
 	crc=$?
@@ -100,3 +104,8 @@ mtu_route_too_small() {
 
 mtu_drop_under_stream
 mtu_route_too_small
+mtu_gids_kept() {
+	has_gid softrvt1 2001:2:0:12::1 && has_gid softrvt2 2001:2:0:12::2 &&
+		has_gid softrvt1 198.18.12.1
+}
+check "mtu: the netdevs keep their addresses' GIDs" mtu_gids_kept
