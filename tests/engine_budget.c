@@ -214,37 +214,11 @@ static bool connect_qp(struct ibv_qp *qp, struct side *s,
 		       const struct side *peer, uint32_t dqpn,
 		       uint32_t rq_psn, uint32_t sq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn,
-		.rq_psn = rq_psn,
-		.max_dest_rd_atomic = RD_ATOMIC,
-		.min_rnr_timer = 1,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = {
-				.dgid = peer->gid,
-				.sgid_index = (uint8_t)s->gid_index,
-				.hop_limit = 64,
-			},
-			.port_num = IB_PORT,
-		},
-	};
-	int rc_only = uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC |
-			       IBV_QP_MIN_RNR_TIMER;
 	struct pair_cfg c = default_cfg();
 
-	if (!to_init(qp, s, uc ? IBV_ACCESS_REMOTE_WRITE : ACC_REMOTE) ||
-	    !modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | rc_only, s, "RTR"))
-		return false;
-	if (!uc)
-		return to_rts(qp, s, &c, sq_psn);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = sq_psn;
-	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, s, "RTS");
+	return to_init(qp, s, uc ? IBV_ACCESS_REMOTE_WRITE : ACC_REMOTE) &&
+	       to_rtr(qp, s, peer, dqpn, rq_psn) &&
+	       to_rts(qp, s, &c, sq_psn);
 }
 
 static bool to_err(struct ibv_qp *qp, const struct side *s)

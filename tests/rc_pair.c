@@ -262,9 +262,12 @@ bool to_rtr(struct ibv_qp *qp, const struct side *s,
 		},
 	};
 
+	/* A UC responder has neither READ resources nor RNR NAKs. */
+	int rc_only = qp->qp_type == IBV_QPT_UC ? 0 :
+		      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+
 	return modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+			      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | rc_only,
 		      s, "RTR");
 }
 
@@ -280,10 +283,13 @@ bool to_rts(struct ibv_qp *qp, const struct side *s,
 		.max_rd_atomic = RD_ATOMIC,
 	};
 
-	return modify(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
-		      s, "RTS");
+	/* A UC requester waits for no answer: none of the RC attributes. */
+	int rc_only = qp->qp_type == IBV_QPT_UC ? 0 :
+		      IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		      IBV_QP_MAX_QP_RD_ATOMIC;
+
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | rc_only, s,
+		      "RTS");
 }
 
 struct pair_cfg default_cfg(void)
