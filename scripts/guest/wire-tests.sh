@@ -224,6 +224,16 @@ section "wire: the MTU under a connection"
 . scripts/guest/mtu-tests.sh
 
 section "wire: a flood over many QPs meets the device's cap"
+# The test switch takes "DEVICE 0|1" and nothing else.
+rx_hold_refuses() { # TEXT
+	local f=/sys/kernel/debug/softrvt/rx_hold
+	[ -w "$f" ] && ! printf '%s' "$1" > "$f" 2>/dev/null
+}
+check "rx_hold: a device nobody has is refused" rx_hold_refuses "nosuch 1"
+check "rx_hold: a value not 0 or 1 is refused" rx_hold_refuses "softrvt1 maybe"
+check "rx_hold: a device without a value is refused" rx_hold_refuses "softrvt1"
+check "rx_hold: a line longer than a device name is refused" \
+	rx_hold_refuses "$(printf 'x%.0s' $(seq 200)) 1"
 for side in "ns1 w0" "ns2 w1"; do
 	set -- $side
 	ns_exec "$1" ip link set "$2" mtu 9000
