@@ -14,7 +14,7 @@
 
 #include "softrvt.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 
 static struct rvt_qp *res_qp(struct kunit *test)
 {

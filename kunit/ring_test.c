@@ -17,7 +17,7 @@
 
 #include "softrvt.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 
 #define TEST_MAX_SGE	4
 
@@ -292,8 +292,8 @@ static void post_from_hardirq_hrtimer(struct kunit *test)
 	p->srq = f->srq;
 	p->wr = make_chain(test, 8, 500);
 	init_completion(&p->done);
-	hrtimer_init(&p->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	p->timer.function = irq_post_timer;
+	hrtimer_setup(&p->timer, irq_post_timer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_HARD);
 	hrtimer_start(&p->timer, ns_to_ktime(100 * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_HARD);
 	check_irq_post(test, f, p, 500);

@@ -10,7 +10,7 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 
 /* XRC requests carry an XRCETH before RC's headers; answers do not. */
 static void xrceth_on_requests_only(struct kunit *test)

@@ -23,7 +23,6 @@
  */
 
 #include <linux/jiffies.h>
-#include <linux/unaligned.h>
 
 #include "softrvt.h"
 #include "hdr.h"

@@ -42,8 +42,7 @@ static int rvt_query_device(struct ib_device *ibdev,
 				  IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				  IB_DEVICE_XRC |
 				  /* Not _PERSISTENT: no persistent memory. */
-				  IB_DEVICE_FLUSH_GLOBAL |
-				  IB_DEVICE_ATOMIC_WRITE;
+				  SOFTRVT_DEVICE_PLACEMENT_CAPS;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
 	props->max_send_sge = RVT_MAX_SGE;
 	props->max_recv_sge = RVT_MAX_SGE;
@@ -86,7 +85,7 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 	struct net_device *ndev;
 	int ret;
 
-	ndev = ib_device_get_netdev(ibdev, port_num);
+	ndev = softrvt_get_netdev(ibdev, port_num, ib_to_rvt(ibdev)->ndev);
 	if (!ndev)
 		return -ENODEV;
 
@@ -102,7 +101,7 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 		props->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	} else {
 		props->state = IB_PORT_DOWN;
-		props->phys_state = (dev_get_flags(ndev) & IFF_UP) ?
+		props->phys_state = (netif_get_flags(ndev) & IFF_UP) ?
 				    IB_PORT_PHYS_STATE_POLLING :
 				    IB_PORT_PHYS_STATE_DISABLED;
 	}
@@ -284,13 +283,10 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.alloc_ucontext = rvt_alloc_ucontext,
 	.alloc_xrcd = rvt_alloc_xrcd,
 	.counter_alloc_stats = rvt_counter_alloc_stats,
-	.counter_bind_qp = rvt_counter_bind_qp,
 	.counter_dealloc = rvt_counter_dealloc,
-	.counter_unbind_qp = rvt_counter_unbind_qp,
 	.counter_update_stats = rvt_counter_update_stats,
 	.create_ah = rvt_create_ah,
 	.create_user_ah = rvt_create_ah,
-	.create_cq = rvt_create_cq,
 	.create_qp = rvt_create_qp,
 	.create_srq = rvt_create_srq,
 	.dealloc_driver = rvt_dealloc_driver,
@@ -309,7 +305,6 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.fill_res_cq_entry = rvt_fill_res_cq_entry,
 	.fill_res_mr_entry = rvt_fill_res_mr_entry,
 	.fill_res_qp_entry = rvt_fill_res_qp_entry,
-	.fill_res_srq_entry = rvt_fill_res_srq_entry,
 	.get_dma_mr = rvt_get_dma_mr,
 	.get_hw_stats = rvt_get_hw_stats,
 	.get_link_layer = rvt_get_link_layer,
@@ -330,10 +325,8 @@ static const struct ib_device_ops rvt_dev_ops = {
 	.query_qp = rvt_query_qp,
 	.query_srq = rvt_query_srq,
 	.query_ucontext = rvt_query_ucontext,
-	.reg_user_mr = rvt_reg_user_mr,
 	.req_notify_cq = rvt_req_notify_cq,
 	.rereg_user_mr = rvt_rereg_user_mr,
-	.resize_cq = rvt_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, rvt_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, rvt_cq, ibcq),
@@ -413,6 +406,7 @@ int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    rdi->ndev->dev_addr);
 	ib_set_device_ops(ibdev, &rvt_dev_ops);
+	ib_set_device_ops(ibdev, &softrvt_compat_ops);
 	/* The memory window WRs ib_uverbs' post_send does not carry. */
 	ibdev->driver_def = rvt_uapi_defs;
 

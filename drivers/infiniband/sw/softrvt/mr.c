@@ -398,7 +398,7 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (length == 0)
 		return ERR_PTR(-EINVAL);
-	umem = ib_umem_get(ibpd->device, start, length, access);
+	umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
 	mr = rvt_mr_new(rdi, access);

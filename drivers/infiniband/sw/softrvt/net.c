@@ -24,13 +24,11 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
-#include <linux/unaligned.h>
 #include <net/dst_cache.h>
 #include <net/ip6_checksum.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
-#include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
 #include <net/route.h>
 #include <net/udp.h>
@@ -491,16 +489,16 @@ static struct socket *rvt_udp_open(struct rvt_net *rnet, bool ipv6)
 				    ipv6 ? "IPv6" : "IPv4", ret);
 		return NULL;
 	}
-	setup_udp_tunnel_sock(rnet->net, sock, &tnl);
+	setup_udp_tunnel_sock(rnet->net, softrvt_tunnel_sk(sock), &tnl);
 	return sock;
 }
 
 static void rvt_udp_close(struct rvt_net *rnet)
 {
 	if (rnet->sock4)
-		udp_tunnel_sock_release(rnet->sock4);
+		udp_tunnel_sock_release(softrvt_tunnel_sk(rnet->sock4));
 	if (rnet->sock6)
-		udp_tunnel_sock_release(rnet->sock6);
+		udp_tunnel_sock_release(softrvt_tunnel_sk(rnet->sock6));
 	rnet->sock4 = NULL;
 	rnet->sock6 = NULL;
 }
@@ -660,7 +658,7 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 			if (dst)
 				return dst;
 		}
-		dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+		dst = softrvt_ip6_dst_lookup_flow(net, NULL, &fl6);
 		if (IS_ERR(dst))
 			return NULL;
 		if (dst->error) {

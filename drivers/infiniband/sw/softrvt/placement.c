@@ -163,6 +163,9 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR)(struct uverbs_att
 
 	if (IS_ERR(ibqp))
 		return PTR_ERR(ibqp);
+	/* Not advertised where ib_core lacks them (compat.h). */
+	if (!SOFTRVT_PLACEMENT)
+		return -EOPNOTSUPP;
 	ret = uverbs_copy_from(&uwr, attrs, SOFTRVT_ATTR_POST_PLACEMENT_WR_WR);
 	if (ret)
 		return ret;

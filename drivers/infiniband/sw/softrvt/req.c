@@ -13,7 +13,6 @@
  */
 
 #include <linux/jiffies.h>
-#include <linux/unaligned.h>
 
 #include "softrvt.h"
 #include "hdr.h"
@@ -552,7 +551,7 @@ bool rvt_req_ack_timer_due(struct rvt_qp *qp)
  */
 void rvt_ack_timer_fn(struct timer_list *t)
 {
-	struct rvt_qp *qp = from_timer(qp, t, ack_timer);
+	struct rvt_qp *qp = timer_container_of(qp, t, ack_timer);
 
 	set_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags);
 	rvt_schedule_send(qp);

@@ -20,7 +20,6 @@
 
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include <linux/unaligned.h>
 
 #include "softrvt.h"
 #include "hdr.h"

@@ -99,7 +99,7 @@ void rvt_schedule_send(struct rvt_qp *qp)
  */
 void rvt_rnr_timer_fn(struct timer_list *t)
 {
-	struct rvt_qp *qp = from_timer(qp, t, rnr_timer);
+	struct rvt_qp *qp = timer_container_of(qp, t, rnr_timer);
 
 	set_bit(RVT_S_RNR_DONE, &qp->s_flags);
 	rvt_schedule_send(qp);

@@ -21,6 +21,8 @@
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/softrvt-abi.h>
 
+#include "compat.h"
+
 #include <kunit/visibility.h>
 
 /* Limits reported by query_device and enforced by the verbs. */

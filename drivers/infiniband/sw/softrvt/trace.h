@@ -128,7 +128,7 @@ DECLARE_EVENT_CLASS(softrvt_pkt_class,
 		__field(bool, ackreq)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&rdi->ibdev.dev));
 		__entry->qpn = qpn;
 		__entry->dqpn = pkt->qpn;
 		__entry->psn = pkt->psn;
@@ -179,8 +179,8 @@ TRACE_EVENT(softrvt_drop,
 		__field(bool, parsed)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
-		__assign_str(reason);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&rdi->ibdev.dev));
+		SOFTRVT_ASSIGN_STR(reason, rvt_counter_name(why));
 		__entry->parsed = pkt;
 		__entry->qpn = pkt ? pkt->qpn : 0;
 		__entry->psn = pkt ? pkt->psn : 0;
@@ -205,7 +205,7 @@ DECLARE_EVENT_CLASS(softrvt_aeth_class,
 		__field(u8, syndrome)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
 		__entry->msn = msn;
@@ -240,7 +240,7 @@ TRACE_EVENT(softrvt_go_back,
 		__field(u8, rnr_retry)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
 		__entry->next = qp->s_psn;
@@ -267,7 +267,7 @@ TRACE_EVENT(softrvt_retransmit,
 		__field(u8, opcode)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
 		__entry->why = why;
@@ -293,7 +293,7 @@ TRACE_EVENT_CONDITION(softrvt_qp_state,
 		__field(u32, new)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->old = old;
 		__entry->new = new;
@@ -312,7 +312,7 @@ TRACE_EVENT(softrvt_cq_enter,
 	TP_ARGS(cq, wc, queued),
 	TP_STRUCT__entry(
 		__string(dev, cq->ibcq.device ?
-			      dev_name(&cq->ibcq.device->dev) : NULL)
+			      dev_name(&cq->ibcq.device->dev) : "")
 		__field(u64, wr_id)
 		__field(u32, cq_id)
 		__field(u32, qpn)
@@ -323,7 +323,8 @@ TRACE_EVENT(softrvt_cq_enter,
 		__field(bool, queued)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, cq->ibcq.device ?
+				   dev_name(&cq->ibcq.device->dev) : "");
 		__entry->user = !rdma_is_kernel_res(&cq->ibcq.res);
 		__entry->wr_id = __entry->user ? wc->wr_id : 0;
 		__entry->cq_id = cq->ibcq.res.id;
@@ -346,13 +347,14 @@ TRACE_EVENT(softrvt_srq_limit,
 	TP_ARGS(srq, left, limit),
 	TP_STRUCT__entry(
 		__string(dev, srq->ibsrq.device ?
-			      dev_name(&srq->ibsrq.device->dev) : NULL)
+			      dev_name(&srq->ibsrq.device->dev) : "")
 		__field(u32, srq_id)
 		__field(u32, left)
 		__field(u32, limit)
 	),
 	TP_fast_assign(
-		__assign_str(dev);
+		SOFTRVT_ASSIGN_STR(dev, srq->ibsrq.device ?
+				   dev_name(&srq->ibsrq.device->dev) : "");
 		__entry->srq_id = srq->ibsrq.res.id;
 		__entry->left = left;
 		__entry->limit = limit;
