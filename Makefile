@@ -27,6 +27,11 @@ DRIVER_DIR := $(CURDIR)/drivers/infiniband/sw/softrvt
 # headers; and the release of that kernel.
 install_kdir = $$(if [ -n "$(KDIR)" ]; then echo "$(KDIR)"; \
 		  else echo "/lib/modules/$$(uname -r)/build"; fi)
+# The rdma-core release to build the provider in: the one of this
+# machine's libibverbs private ABI (65 from rdma-core 65 on, 34 before).
+install_rdma_core = $$(if objdump -T $(PROVIDER_DIR)/../libibverbs.so.1 \
+		       2>/dev/null | grep -q IBVERBS_PRIVATE_65; \
+		       then echo 65.0; else echo 56.1; fi)
 install_kver = $$(if [ -n "$(KDIR)" ]; then \
 		  cat "$(KDIR)/include/config/kernel.release"; else uname -r; fi)
 
@@ -78,9 +83,10 @@ install:
 	install -D -m 0644 $(DRIVER_DIR)/softrvt.ko \
 		"$(DESTDIR)/lib/modules/$$kver/updates/softrvt.ko" && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
-	provider=$$($(SCRIPTS)/build-provider.sh) && \
-	install -D -m 0644 "$$provider/libsoftrvt-rdmav34.so" \
-		"$(DESTDIR)$(PROVIDER_DIR)/libsoftrvt-rdmav34.so" && \
+	provider=$$(SOFTRVT_RDMA_CORE=$(install_rdma_core) \
+		    $(SCRIPTS)/build-provider.sh) && \
+	so=$$(basename "$$(ls "$$provider"/libsoftrvt-rdmav*.so)") && \
+	install -D -m 0644 "$$provider/$$so" "$(DESTDIR)$(PROVIDER_DIR)/$$so" && \
 	install -D -m 0644 "$$provider/softrvt.driver" \
 		"$(DESTDIR)$(IBV_CONFIG_DIR)/softrvt.driver"
 
@@ -88,10 +94,11 @@ uninstall:
 	kver=$(install_kver); [ -n "$$kver" ] || exit 1; \
 	rm -f "$(DESTDIR)/lib/modules/$$kver/updates/softrvt.ko" && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
-	rm -f "$(DESTDIR)$(PROVIDER_DIR)/libsoftrvt-rdmav34.so" \
+	rm -f "$(DESTDIR)$(PROVIDER_DIR)"/libsoftrvt-rdmav*.so \
 		"$(DESTDIR)$(IBV_CONFIG_DIR)/softrvt.driver"
 
-# softrvt-dkms and ibverbs-provider-softrvt, in build/deb/.
+# softrvt-dkms and ibverbs-provider-softrvt, in build/deb/ (Debian 12
+# and 13) and build/deb-rdmav65/ (sid): DIST=bookworm, trixie, sid, all.
 deb:
 	$(SCRIPTS)/build-deb.sh
 

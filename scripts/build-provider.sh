@@ -1,9 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Build the userspace provider libsoftrvt inside rdma-core 56.1, the
-# version the Debian 13 guest runs, and copy libsoftrvt-rdmav34.so to
-# build/provider/ of the repository.  Prints that directory on stdout.
+# Build the userspace provider libsoftrvt inside an rdma-core release's
+# tree and copy it to the repository's build/: libsoftrvt-rdmav34.so to
+# build/provider/ (rdma-core 56.1, the default: libibverbs' private ABI
+# 34, which Debian 12's rdma-core 44 and Debian 13's 56.1 share),
+# libsoftrvt-rdmav65.so to build/provider-rdmav65/ with
+# SOFTRVT_RDMA_CORE=65.0 (Debian sid: rdma-core 65 changed that ABI).
+# Prints the directory on stdout.
 #
 # The rdma-core source is fetched and configured once in $CACHE; later
 # runs only copy providers/softrvt in and rebuild that one target.  In the
@@ -12,16 +16,32 @@ set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
 
-RDMA_CORE_VER=56.1
+RDMA_CORE_VER=${SOFTRVT_RDMA_CORE:-56.1}
+case $RDMA_CORE_VER in
+56.1)
+	RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
+	suite=trixie
+	pabi=34
+	out=$TOP/build/provider
+	;;
+65.0)
+	RDMA_CORE_SHA256=f6ba3d8b2c4aa334c5c883c1ad0772de339011123cff4fb1db32ae7a443fb7ca
+	suite=sid
+	pabi=65
+	out=$TOP/build/provider-rdmav65
+	;;
+*)
+	log "rdma-core $RDMA_CORE_VER: not a release softrvt builds in (56.1, 65.0)"
+	exit 1
+	;;
+esac
 RDMA_CORE_ORIG=rdma-core_${RDMA_CORE_VER}.orig.tar.gz
-RDMA_CORE_SHA256=63ce7f2baa7242c2dbc76375dac957c420187dd27f8c5e148efc07971ee522a8
-# The provider ABI of libibverbs 56.1; the target and the file name carry it.
-PROVIDER=softrvt-rdmav34
+# The provider ABI of that libibverbs; the target and the file name carry it.
+PROVIDER=softrvt-rdmav$pabi
 PKGS="cmake ninja-build dpkg-dev libnl-3-dev libnl-route-3-dev pkg-config libudev-dev
       python3 gcc binutils rsync"
 
 src=$CACHE/rdma-core-$RDMA_CORE_VER
-out=$TOP/build/provider
 
 # The configured rdma-core tree in the cache is shared by every clone.
 exec 8> "$CACHE/rdma-core.lock"
@@ -31,8 +51,25 @@ check_orig() {
 	echo "$RDMA_CORE_SHA256  $1" | sha256sum --check --status
 }
 
-has_source() {
-	apt-cache showsrc rdma-core 2>/dev/null | grep -q "^Version: $RDMA_CORE_VER-"
+# The release's source from the suite that has it, through an apt
+# configuration of its own: the machine's sources stay as they are.  apt
+# checks the tarball against the suite's signed index; and so does the
+# checksum here, against the release softrvt was tested with.
+download_orig() { # directory
+	local dir=$1 etc=$1/apt
+
+	mkdir -p "$etc/lists/partial" "$etc/cache/archives/partial"
+	echo "deb-src [check-valid-until=no] $(debian_mirror) $suite main" \
+		> "$etc/sources.list"
+	local opts=(-o "Dir::Etc::sourcelist=$etc/sources.list"
+		    -o "Dir::Etc::sourceparts=/nonexistent"
+		    -o "Dir::State::Lists=$etc/lists"
+		    -o "Dir::Cache=$etc/cache")
+	apt-get "${opts[@]}" update -q >&2
+	# Exits non-zero when the .dsc is gone from the mirror: the
+	# checksum decides.
+	(cd "$dir" &&
+	 apt-get "${opts[@]}" source --download-only "rdma-core/$suite" >&2) || true
 }
 
 fetch_source() {
@@ -40,26 +77,11 @@ fetch_source() {
 
 	[ -f "$src/.softrvt-unpacked" ] && return 0
 	if ! { [ -f "$tarball" ] && check_orig "$tarball"; }; then
-		if grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release; then
-			# scripts/deps.sh adds the trixie deb-src entry.
-			grep -rqs '^deb-src .* trixie ' /etc/apt/sources.list.d/ ||
-				"$TOP/scripts/deps.sh"
-		elif ! has_source; then
-			# Debian 13, for make install or make deb: the entry
-			# alone, if apt's sources have none.
-			apt-get update -q >&2
-			has_source ||
-				echo "deb-src $(debian_mirror) trixie main" \
-					> /etc/apt/sources.list.d/softrvt-src.list
-		fi
-		has_source || apt-get update -q >&2
 		tmp=$(mktemp -d "$CACHE/rdma-core-src.XXXXXX")
 		# Let apt's unprivileged _apt user write the download there.
 		chmod 755 "$tmp"
-		log "fetching rdma-core $RDMA_CORE_VER source"
-		# Exits non-zero (no .dsc is kept); the checksum below decides.
-		(cd "$tmp" &&
-		 apt-get source --download-only "rdma-core/trixie" >&2) || true
+		log "fetching rdma-core $RDMA_CORE_VER source from $suite"
+		download_orig "$tmp"
 		if [ ! -f "$tmp/$RDMA_CORE_ORIG" ] ||
 		   ! check_orig "$tmp/$RDMA_CORE_ORIG"; then
 			log "rdma-core $RDMA_CORE_VER: $RDMA_CORE_ORIG missing or" \
@@ -125,10 +147,11 @@ verbs_syms() {
 		}' | sort -u
 }
 
-# The guest runs Debian 13's rdma-core 56.1: the provider may need nothing
-# but its libibverbs (including the IBVERBS_PRIVATE_34 symbols, which tie
-# a provider to that exact release) and libc.  When the guest root has been
-# built, check every imported symbol against its libibverbs too.
+# The provider may need nothing but libibverbs (including the
+# IBVERBS_PRIVATE_<ABI> symbols, which tie a provider to the releases of
+# that ABI) and libc.  When the guest root (Debian 13, rdma-core 56.1)
+# has been built, check every imported symbol of the ABI-34 build against
+# its libibverbs too.
 check_deps() {
 	local so=$1 imports bad lib
 
@@ -148,11 +171,12 @@ check_deps() {
 		log "$so: found no libibverbs imports, objdump output not understood"
 		exit 1
 	fi
-	bad=$(awk '$1 !~ /^IBVERBS_(1\.[0-9]+|PRIVATE_34)$/' <<<"$imports")
+	bad=$(awk -v p="$pabi" '$1 !~ "^IBVERBS_(1\\.[0-9]+|PRIVATE_" p ")$"' <<<"$imports")
 	if [ -n "$bad" ]; then
-		log "$so needs libibverbs symbol versions 56.1 lacks: $bad"
+		log "$so needs libibverbs symbol versions of another ABI: $bad"
 		exit 1
 	fi
+	[ "$pabi" = 34 ] || return 0
 	for lib in "$CACHE"/rootfs-*/usr/lib/*/libibverbs.so.1; do
 		[ -e "$lib" ] || continue
 		bad=$(comm -23 <(echo "$imports") <(verbs_syms def "$lib"))

@@ -129,8 +129,8 @@ static struct verbs_context *softrvt_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
-				  sizeof(resp));
+	ret = softrvt_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
+				      sizeof(resp));
 	return softrvt_context_done(ctx, ret);
 }
 

@@ -37,6 +37,60 @@
 #include <rdma/softrvt-abi.h>
 #include <kernel-abi/softrvt-abi.h>
 
+/*
+ * libibverbs' private commands as of the rdma-core tree the provider is
+ * built in: private ABI 65 (rdma-core 65) gave three of them an argument
+ * for what softrvt does not use (file descriptors passed to the context,
+ * a CQ buffer of the caller's, a driver command buffer).  One source for
+ * both ABIs; the library's name carries the one it was built for.
+ */
+static inline int softrvt_cmd_get_context(struct verbs_context *ctx,
+					  struct ibv_get_context *cmd,
+					  size_t cmd_size,
+					  struct ib_uverbs_get_context_resp *resp,
+					  size_t resp_size)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_get_context(ctx, cmd, cmd_size, NULL, resp, resp_size);
+#else
+	return ibv_cmd_get_context(ctx, cmd, cmd_size, resp, resp_size);
+#endif
+}
+
+static inline int softrvt_cmd_create_cq_ex(struct ibv_context *context,
+					   const struct ibv_cq_init_attr_ex *attr,
+					   struct verbs_cq *cq,
+					   struct ibv_create_cq_ex *cmd,
+					   size_t cmd_size,
+					   struct ib_uverbs_ex_create_cq_resp *resp,
+					   size_t resp_size)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_create_cq_ex(context, attr, NULL, cq, cmd, cmd_size,
+				    resp, resp_size, 0);
+#else
+	return ibv_cmd_create_cq_ex(context, attr, cq, cmd, cmd_size, resp,
+				    resp_size, 0);
+#endif
+}
+
+static inline int softrvt_cmd_create_qp_ex2(struct ibv_context *context,
+					    struct verbs_qp *qp,
+					    struct ibv_qp_init_attr_ex *attr,
+					    struct ibv_create_qp_ex *cmd,
+					    size_t cmd_size,
+					    struct ib_uverbs_ex_create_qp_resp *resp,
+					    size_t resp_size)
+{
+#if IBVERBS_PABI_VERSION >= 65
+	return ibv_cmd_create_qp_ex2(context, qp, attr, cmd, cmd_size, resp,
+				     resp_size, NULL);
+#else
+	return ibv_cmd_create_qp_ex2(context, qp, attr, cmd, cmd_size, resp,
+				     resp_size);
+#endif
+}
+
 /* The mapped layouts must be the kernel's, byte for byte. */
 static_assert(sizeof(_Atomic(__u32)) == sizeof(__u32), "atomic index size");
 static_assert(offsetof(struct rvt_cq_wc, uqueue) == 8, "rvt_cq_wc header");

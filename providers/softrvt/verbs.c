@@ -597,9 +597,9 @@ struct ibv_cq_ex *softrvt_create_cq_ex(struct ibv_context *context,
 	if (ret)
 		goto err_free;
 
-	ret = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
-				   0);
+	ret = softrvt_cmd_create_cq_ex(context, attr, &cq->vcq, &cmd.ibv_cmd,
+				       sizeof(cmd), &resp.ibv_resp,
+				       sizeof(resp));
 	if (ret)
 		goto err_lock;
 
@@ -1099,8 +1099,9 @@ struct ibv_qp *softrvt_create_qp_ex(struct ibv_context *context,
 	if (!qp)
 		return NULL;
 
-	ret = ibv_cmd_create_qp_ex2(context, &qp->vqp, attr, &cmd.ibv_cmd,
-				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = softrvt_cmd_create_qp_ex2(context, &qp->vqp, attr, &cmd.ibv_cmd,
+					sizeof(cmd), &resp.ibv_resp,
+					sizeof(resp));
 	if (ret)
 		goto err_free;
 	if (xrc_recv)

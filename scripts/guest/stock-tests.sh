@@ -79,7 +79,7 @@ check "stock: DKMS built and installed softrvt for $kver" \
 check "stock: modprobe finds the DKMS module" \
 	sh -c 'modinfo -n softrvt | grep -q "^/lib/modules/$(uname -r)/updates/dkms/softrvt.ko"'
 check "stock: the provider and its driver file are installed" \
-	sh -c 'ls /usr/lib/*/libibverbs/libsoftrvt-rdmav34.so && grep -qx "driver softrvt" /etc/libibverbs.d/softrvt.driver'
+	sh -c 'ls /usr/lib/*/libibverbs/libsoftrvt-rdmav*.so && grep -qx "driver softrvt" /etc/libibverbs.d/softrvt.driver'
 
 stage "rdma link add loads the module"
 # roce0 and softrvt1 on a veth pair in ns1; an rxe device in the
