@@ -29,24 +29,61 @@ record() { # PASS|FAIL name
 	echo "$1 $2"
 }
 
-# The stock guest: Debian 13's own kernel with the packages of `make deb`
-# installed as a user would, built by DKMS.  Its root image and the
-# packages are built in the background while the host builds the test
-# kernel: the debootstrap waits on the network and the disk.  The guest
-# itself boots only once the kernel is built: a TCG guest and a kernel
-# build on the same two cores took 3.5 times as long for the guest's DKMS
-# build as alone.  It prints PASS/FAIL lines.
+# The stock guests: Debian releases' own kernels and rdma-core, with the
+# packages of `make deb` for their libibverbs ABI installed as a user
+# would, built by DKMS.  make check boots the oldest and the newest
+# (Debian 12's Linux 6.1 with rdma-core 44; Debian 13 with trixie-
+# backports' 7.3), make check-full Debian 13's 6.12 and sid's 7.2 with
+# rdma-core 65 too.  Their root images and the packages are built in the
+# background while the host builds the test kernel: debootstrap waits on
+# the network and the disk.  The guests boot only once the kernel is
+# built: a TCG guest and a kernel build on the same two cores took 3.5
+# times as long for the guest's DKMS build as alone.  Prints PASS/FAIL
+# lines, each test named "stock TARGET: ...".
 kernel_built=$out/.kernel-built
-stock_job() {
-	local rc=0 t0=$SECONDS
+stock_targets="bookworm trixie-bpo"
+[ -n "${SOFTRVT_FULL:-}" ] && stock_targets="bookworm trixie trixie-bpo sid"
+stock_guest() { # target
+	local t=$1 t0=$SECONDS dir=$out/stock-$1
 
-	if ! "$TOP/scripts/build-stock-root.sh" > /dev/null 2> "$out/stock-root.log"; then
-		tail -n 20 "$out/stock-root.log" | sed 's/^/  | /'
-		echo "FAIL stock: the stock guest's root builds"
-		return
+	mkdir -p "$dir"
+	SOFTRVT_STOCK=$t "$TOP/scripts/vm.sh" -S -t 1800 -o "$dir" -- \
+		scripts/guest/stock-tests.sh > "$out/stock-$t-vm.log" 2>&1
+	grep -E '^(== |apt-get install:|kernel )' "$out/stock-$t-vm.log"
+	echo "stock guest $t: $((SECONDS - t0)) s with the wait for the guest lock"
+	if [ -f "$dir/verdict" ]; then
+		# Indented: its PASS lines are counted from the results file.
+		tail -n 30 "$out/stock-$t-vm.log" | sed 's/^/  | /'
+		echo "FAIL stock $t: guest: $(cat "$dir/verdict")"
+	else
+		echo "PASS stock $t: guest ran to the end (longest silence $(cat "$dir/longest-silence")s)"
 	fi
-	echo "stock guest's root: ready after $((SECONDS - t0)) s"
-	"$TOP/scripts/build-deb.sh" > /dev/null 2> "$out/deb.log" || rc=$?
+	[ -f "$dir/results" ] && sed "s/^\(PASS\|FAIL\) stock:/\1 stock $t:/" "$dir/results"
+	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
+		"$dir/dmesg" > "$out/stock-$t-kernel-reports.log" 2>/dev/null; then
+		cat "$out/stock-$t-kernel-reports.log"
+		echo "FAIL stock $t: kernel log: no WARNING, BUG or Oops"
+	elif [ -f "$dir/dmesg" ]; then
+		echo "PASS stock $t: kernel log: no WARNING, BUG or Oops"
+	else
+		echo "FAIL stock $t: kernel log collected"
+	fi
+}
+stock_job() {
+	local rc=0 t0=$SECONDS t ready="" dist=trixie
+
+	for t in $stock_targets; do
+		if SOFTRVT_STOCK=$t "$TOP/scripts/build-stock-root.sh" > /dev/null \
+			2> "$out/stock-root-$t.log"; then
+			ready+=" $t"
+		else
+			tail -n 20 "$out/stock-root-$t.log" | sed 's/^/  | /'
+			echo "FAIL stock $t: the stock guest's root builds"
+		fi
+		[ "$t" = sid ] && dist=all
+	done
+	echo "stock guests' roots: ready after $((SECONDS - t0)) s"
+	DIST=$dist "$TOP/scripts/build-deb.sh" > /dev/null 2> "$out/deb.log" || rc=$?
 	[ "$rc" = 0 ] || tail -n 40 "$out/deb.log" | sed 's/^/  | /'
 	case $rc in
 	0 | 3) echo "PASS deb: make deb builds softrvt-dkms and ibverbs-provider-softrvt" ;;
@@ -65,29 +102,9 @@ stock_job() {
 		sleep 5
 	done
 	[ -e "$kernel_built" ] || return
-	t0=$SECONDS
-	mkdir -p "$out/stock"
-	"$TOP/scripts/vm.sh" -S -t 1800 -o "$out/stock" -- \
-		scripts/guest/stock-tests.sh > "$out/stock-vm.log" 2>&1
-	grep -E '^(== |apt-get install:)' "$out/stock-vm.log"
-	echo "stock guest: $((SECONDS - t0)) s with the wait for the guest lock"
-	if [ -f "$out/stock/verdict" ]; then
-		# Indented: its PASS lines are counted from the results file.
-		tail -n 30 "$out/stock-vm.log" | sed 's/^/  | /'
-		echo "FAIL stock: guest: $(cat "$out/stock/verdict")"
-	else
-		echo "PASS stock: guest ran to the end (longest silence $(cat "$out/stock/longest-silence")s)"
-	fi
-	[ -f "$out/stock/results" ] && cat "$out/stock/results"
-	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
-		"$out/stock/dmesg" > "$out/stock-kernel-reports.log" 2>/dev/null; then
-		cat "$out/stock-kernel-reports.log"
-		echo "FAIL stock: kernel log: no WARNING, BUG or Oops"
-	elif [ -f "$out/stock/dmesg" ]; then
-		echo "PASS stock: kernel log: no WARNING, BUG or Oops"
-	else
-		echo "FAIL stock: kernel log collected"
-	fi
+	for t in $ready; do
+		stock_guest "$t"
+	done
 }
 stock_job > "$out/stock.log" 2>&1 &
 stock=$!
@@ -114,12 +131,15 @@ if [ -n "$kdir" ]; then
 	sleeper=$!
 	KDIR=$kdir LINT_LOGDIR=$out/lint "$TOP/scripts/lint.sh" | tee -a "$results"
 fi
-if "$TOP/scripts/build-provider.sh" > "$out/provider-build.log" 2>&1; then
-	record PASS "provider: libsoftrvt builds in rdma-core 56.1"
-else
-	tail -30 "$out/provider-build.log"
-	record FAIL "provider: libsoftrvt builds in rdma-core 56.1"
-fi
+for rc_ver in 56.1 65.0; do
+	if SOFTRVT_RDMA_CORE=$rc_ver "$TOP/scripts/build-provider.sh" \
+		> "$out/provider-build-$rc_ver.log" 2>&1; then
+		record PASS "provider: libsoftrvt builds in rdma-core $rc_ver"
+	else
+		tail -30 "$out/provider-build-$rc_ver.log"
+		record FAIL "provider: libsoftrvt builds in rdma-core $rc_ver"
+	fi
+done
 if make -s -C "$TOP/tests" > "$out/tests-build.log" 2>&1; then
 	record PASS "tests: userspace tests build"
 else
@@ -283,7 +303,7 @@ timed_phase "pair guests" "$t0"
 t0=$SECONDS
 wait "$stock"
 timed_phase "stock wait" "$t0"
-echo "== stock guest (Debian 13's kernel, make deb, DKMS)"
+echo "== stock guests (Debian's own kernels and rdma-core, make deb, DKMS)"
 cat "$out/stock.log"
 grep -E '^(PASS|FAIL) ' "$out/stock.log" >> "$results"
 

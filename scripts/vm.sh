@@ -15,10 +15,11 @@
 # -l (light) skips what only the tests of softrvt need: the modules copied
 # into the guest's /lib/modules and the kmemleak scan.
 #
-# -S (stock) boots Debian 13's own kernel and initramfs instead of the
-# test kernel, from the image of scripts/build-stock-root.sh (a Debian 13
-# root with linux-headers, dkms and rdma-core) as a virtio disk whose
-# writes QEMU discards; implies -l.  The repository and OUTDIR are
+# -S (stock) boots a Debian release's own kernel and initramfs instead of
+# the test kernel, from the image of scripts/build-stock-root.sh (the
+# release SOFTRVT_STOCK names, Debian 13 by default, with linux-headers,
+# dkms and rdma-core) as a virtio disk whose writes QEMU discards;
+# implies -l.  The repository and OUTDIR are
 # mounted as below; the guest has no network either.
 #
 # The guest root is the cached Debian root, read-only over 9p; the

@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# In the stock guest (scripts/vm.sh -S): Debian 13's own kernel, and the
-# packages of `make deb` installed as a user would, from the files, with
-# no network.  DKMS builds the module for the running kernel; `rdma link
-# add` loads it; the provider claims softrvt's devices by their hca_type
-# whatever their names, and no other driver's; removing the packages
-# leaves nothing of theirs.  Writes "PASS name"/"FAIL name" lines to
-# $OUT/results.
+# In a stock guest (scripts/vm.sh -S): a Debian release's own kernel and
+# rdma-core, and the packages of `make deb` for its libibverbs ABI
+# installed as a user would, from the files, with no network.  DKMS
+# builds the module for the running kernel; `rdma link add` loads it; the
+# provider claims softrvt's devices by their hca_type whatever their
+# names, and no other driver's; the pingpongs (data checked) and rping
+# run softrvt to softrvt and with that kernel's rdma_rxe both ways;
+# removing the packages leaves nothing of theirs.  Writes "PASS
+# name"/"FAIL name" lines to $OUT/results.
 set -u
 
 . scripts/guest/lib.sh
@@ -18,7 +20,12 @@ unset RDMAV_DRIVERS
 
 export DEBIAN_FRONTEND=noninteractive
 kver=$(uname -r)
-debs=(build/deb/softrvt-dkms_*_all.deb build/deb/ibverbs-provider-softrvt_*.deb)
+# rdma-core 65 changed libibverbs' private ABI: its provider is built apart.
+debdir=build/deb
+libibverbs=$(dpkg-query -W -f='${Version}' libibverbs1)
+dpkg --compare-versions "$libibverbs" ge 65 && debdir=build/deb-rdmav65
+echo "kernel $kver, libibverbs1 $libibverbs: packages of $debdir"
+debs=($debdir/softrvt-dkms_*_all.deb $debdir/ibverbs-provider-softrvt_*.deb)
 LOG=$OUT/stock
 mkdir -p "$LOG"
 
@@ -170,11 +177,30 @@ cat "$LOG/pingpong.client" "$LOG/pingpong.server" 2>/dev/null
 check "stock: ibv_rc_pingpong -c on roce0, server and client" \
 	sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -q '100 iters in' '$LOG/pingpong.client'"
 
-stage "removal"
 rdma link delete "$rxe"
 ip link del x0
 ip netns del ns1
 wait_for 100 no_ibdev roce0 && wait_for 100 no_ibdev softrvt1
+
+stage "softrvt to softrvt, and to this kernel's rdma_rxe both ways"
+if wire_setup > "$LOG/wire-setup" 2>&1; then
+	pass "stock: softrvt in two namespaces, rdma_rxe in the initial one"
+	QUICK=1 suite "stock srvt-srvt" ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2
+	QUICK=1 suite "stock rxe server, srvt client" init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
+	QUICK=1 suite "stock srvt server, rxe client" ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
+	cm_pair "stock srvt-srvt: rping -v" ns1 ns2 \
+		rping -s -a 198.18.12.1 -v -C 20 -- rping -c -a 198.18.12.1 -v -C 20
+	cm_pair "stock srvt server, rxe client: rping -v" ns3 init \
+		rping -s -a 198.18.13.2 -v -C 20 -- rping -c -a 198.18.13.2 -v -C 20
+	cm_pair "stock rxe server, srvt client: rping -v" init ns3 \
+		rping -s -a 198.18.13.1 -v -C 20 -- rping -c -a 198.18.13.1 -v -C 20
+else
+	cat "$LOG/wire-setup"
+	fail "stock: softrvt in two namespaces, rdma_rxe in the initial one"
+fi
+wire_teardown
+
+stage "removal"
 check "stock: rmmod softrvt once its devices are gone" rmmod softrvt
 apt-get remove -y softrvt-dkms ibverbs-provider-softrvt > "$LOG/apt-remove.log" 2>&1
 rc=$?

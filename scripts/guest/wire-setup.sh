@@ -243,3 +243,79 @@ ns_spawn() { # NS|init CMD...
 	if [ "$ns" = init ]; then exec "$@"; fi
 	exec nsenter --net="/run/netns/$ns" "$@"
 }
+
+# A CM program: server first, then the client; both must succeed.
+# usage: cm_pair NAME SNS CNS SERVER-CMD -- CLIENT-CMD
+cm_pair() {
+	local name=$1 sns=$2 cns=$3 log scmd=() ccmd=()
+	shift 3
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	ccmd=("$@")
+	wire_log "$name"
+	log=$REPLY
+	ns_exec "$sns" timeout 120 "${scmd[@]}" > "$log.server" 2>&1 &
+	local spid=$!
+	sleep 2
+	ns_exec "$cns" timeout 120 "${ccmd[@]}" > "$log.client" 2>&1
+	local crc=$?
+	wait "$spid"
+	local src=$?
+	if [ "$crc" = 0 ] && [ "$src" = 0 ]; then
+		pass "$name"
+	else
+		echo "--- $name: client rc=$crc server rc=$src"
+		tail -n 5 "$log.client" "$log.server"
+		fail "$name"
+	fi
+}
+
+# Every program between one server side and one client side.
+# usage: suite LABEL SNS SDEV SADDR CNS CDEV CADDR [SERVER-IPv4]
+# With IPv6 GIDs the programs' TCP exchange still uses SERVER-IPv4.
+suite() {
+	local l=$1 s=("$2" "$3" "$4") c=("$5" "$6" "$7")
+	local size sizes WIRE_TCP_ADDR=${8:-}
+
+	sizes="1 4096 65536"
+	[ "${1#*ipv6}" != "$1" ] && [ -z "${SOFTRVT_FULL:-}" ] && sizes=4096
+	for size in $sizes; do
+		wire_pair "$l: rc_pingpong -s $size" "$iters" "${s[@]}" "${c[@]}" \
+			ibv_rc_pingpong -d %D -g %G -s $size -n 50 -c
+	done
+	wire_pair "$l: uc_pingpong -s 4096" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_uc_pingpong -d %D -g %G -s 4096 -n 100 -c
+	wire_pair "$l: srq_pingpong -s 4096" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_srq_pingpong -d %D -g %G -s 4096 -n 100 -c
+	wire_pair "$l: ud_pingpong -s 1024" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_ud_pingpong -d %D -g %G -s 1024 -n 100 -c
+	wire_pair "$l: rc_pingpong -e" "$iters" "${s[@]}" "${c[@]}" \
+		ibv_rc_pingpong -d %D -g %G -s 1024 -n 100 -e -c
+	[ "${QUICK:-}" ] && return
+	if [ "${1#*ipv6}" != "$1" ] && [ -z "${SOFTRVT_FULL:-}" ]; then
+		# IPv6 GIDs: the CM tools in make check; perftest in check-full.
+		cm_pair "$l: rping -v" "${s[0]}" "${c[0]}" \
+			rping -s -a "${s[2]}" -v -C 20 -- \
+			rping -c -a "${s[2]}" -v -C 20
+		cm_pair "$l: udaddy" "${s[0]}" "${c[0]}" \
+			udaddy -b "${s[2]}" -- udaddy -s "${s[2]}"
+		return
+	fi
+	wire_pair "$l: ib_write_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_write_bw -d %D -x %G -F -s 65536 -n 100
+	wire_pair "$l: ib_read_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_read_bw -d %D -x %G -F -s 65536 -n 100
+	wire_pair "$l: ib_send_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_send_bw -d %D -x %G -F -s 65536 -n 100
+	wire_pair "$l: ib_atomic_bw" "$bw" "${s[@]}" "${c[@]}" \
+		ib_atomic_bw -d %D -x %G -F -n 100
+	wire_pair "$l: ib_send_lat" "$lat" "${s[@]}" "${c[@]}" \
+		ib_send_lat -d %D -x %G -F -s 8 -n 100
+	cm_pair "$l: rping -v" "${s[0]}" "${c[0]}" \
+		rping -s -a "${s[2]}" -v -C 20 -- \
+		rping -c -a "${s[2]}" -v -C 20
+	cm_pair "$l: ucmatose" "${s[0]}" "${c[0]}" \
+		ucmatose -b "${s[2]}" -- ucmatose -s "${s[2]}"
+	cm_pair "$l: udaddy" "${s[0]}" "${c[0]}" \
+		udaddy -b "${s[2]}" -- udaddy -s "${s[2]}"
+}
