@@ -1,18 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# A build chroot of a Debian release with that release's kernel headers,
-# cached.  A kernel's linux-headers package ships its kbuild tools (fixdep,
-# modpost) linked against its own release's C library: trixie's and sid's
-# do not run on a Debian 12 host, so modules for them are built inside a
-# chroot of their release, at native speed.
+# A build chroot of Debian sid with the headers of the newest kernels of
+# the support table, cached: sid's own (7.2) and trixie-backports' (7.3).
+# A kernel's linux-headers package ships its kbuild tools (fixdep,
+# modpost) linked against its own release's C library: those of trixie
+# and sid do not run on a Debian 12 host, but both run on sid's.  And
+# only sid's sparse knows what the headers of 7.x kernels use.
 #
-# usage: build-chroot.sh TARGET      prints the chroot's directory
-#        build-chroot.sh -r TARGET -- COMMAND...
-#                                    runs COMMAND in the chroot, the
-#                                    repository at /src (read-write)
-# TARGET: trixie-bpo (Linux 7.3 from trixie-backports), sid (Linux 7.2,
-# and what rdma-core 65's provider build needs).
+# usage: build-chroot.sh [sid]         prints the chroot's directory
+#        build-chroot.sh -r sid -- COMMAND...
+#                                      runs COMMAND in the chroot, the
+#                                      repository at /src, /proc mounted
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
@@ -22,34 +21,43 @@ if [ "${1:-}" = -r ]; then
 	run=1
 	shift
 fi
-target=${1:?usage: build-chroot.sh [-r] TARGET [-- COMMAND...]}
-shift
+target=${1:-sid}
+[ $# = 0 ] || shift
 
-# Built in every chroot: a module build with W=1 and sparse, and
+# In the chroot: a module build with W=1 and sparse, and
 # rdma-core's provider (cmake, ninja, its libraries' headers).
 PKGS="gcc,make,libc6-dev,bc,flex,bison,libelf-dev,libssl-dev,sparse,kmod"
 PKGS+=",cmake,ninja-build,pkg-config,libnl-3-dev,libnl-route-3-dev"
 PKGS+=",libudev-dev,python3,ca-certificates,xz-utils"
 
-case $target in
-trixie-bpo)
-	suite=trixie
-	extra_list="trixie-backports main"
-	headers="-t trixie-backports linux-headers-amd64"
-	;;
-sid)
-	suite=sid
-	extra_list="sid main"
-	headers="linux-headers-amd64"
-	;;
-*)
-	log "unknown chroot target $target"
-	exit 1
-	;;
-esac
-
-key=$(echo "$target $PKGS $headers" | sha256sum | cut -c1-16)
+[ "$target" = sid ] || { log "unknown chroot target $target"; exit 1; }
+suite=sid
+headers="linux-headers-amd64"
+key=$(echo "$target $PKGS $headers trixie-backports checker-valid" | sha256sum | cut -c1-16)
 dir=$CACHE/chroot-$target-$key
+
+# Debian's linux-headers packages leave out scripts/checker-valid.sh,
+# which the Makefile of 7.x kernels runs before C=1 or C=2 to see that
+# sparse parses what their headers use (__typeof_unqual__); without it
+# sparse is skipped with a warning.  This one asks sparse that question.
+checker_valid() { # root
+	local d
+
+	for d in "$1"/usr/src/linux-headers-*-common; do
+		[ -e "$d/scripts/checker-valid.sh" ] && continue
+		grep -q 'checker-valid.sh' "$d/Makefile" || continue
+		cat > "$d/scripts/checker-valid.sh" <<-'SCRIPT'
+		#!/bin/sh
+		# Prints 1 if the checker "$@" parses __typeof_unqual__, else 0.
+		command -v "$1" > /dev/null || { echo 0; exit 0; }
+		f=$(mktemp --suffix=.c)
+		echo 'int u(const int *q) { __typeof_unqual__(*q) v = *q; return v; }' > "$f"
+		if "$@" "$f" 2>&1 | grep -q error; then echo 0; else echo 1; fi
+		rm -f "$f"
+		SCRIPT
+		chmod 755 "$d/scripts/checker-valid.sh"
+	done
+}
 
 build() {
 	local mirror root=$dir/root
@@ -66,8 +74,7 @@ build() {
 		> "$root/etc/apt/apt.conf.d/99softrvt"
 	cat > "$root/etc/apt/sources.list" <<-LIST
 	deb $mirror $suite main
-	deb $mirror $extra_list
-	deb-src $mirror $suite main
+	deb $mirror trixie-backports main
 	LIST
 	[ -z "${http_proxy:-}" ] ||
 		echo "Acquire::http::Proxy \"$http_proxy\";" \
@@ -75,8 +82,13 @@ build() {
 	# shellcheck disable=SC2086
 	chroot "$root" sh -c "apt-get update -q &&
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-			--no-install-recommends $headers" >&2
+			--no-install-recommends $headers &&
+		bpo=\$(apt-cache depends linux-headers-amd64/trixie-backports |
+			awk '/Depends: linux-headers-/ { print \$2 }') &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends -t trixie-backports \$bpo" >&2
 	rm -rf "$root"/var/cache/apt/archives/*.deb
+	checker_valid "$root"
 	mkdir -p "$root/src"
 	touch "$dir/.softrvt-done"
 }

@@ -91,5 +91,54 @@ while read -r f; do
 		bad=1
 	fi
 done < <(cd "$TOP" && git ls-files -- '*.c' '*.h' '*.sh' '*.py' \
-	'Makefile' 'Kbuild' 'Kconfig' '*/Makefile' '*/Kbuild' '*/Kconfig')
+	'*.mk' 'Makefile' 'Kbuild' 'Kconfig' '*/Makefile' '*/Kbuild' '*/Kconfig')
 result "$bad" "lint: SPDX line on every source file"
+
+# The driver against each distribution kernel of the support table, as
+# DKMS builds it there: W=1 -Werror and sparse.  Debian 12's headers on
+# this (Debian 12) host; Debian 13's 7.3 backports and sid's 7.2 in a sid
+# build chroot (scripts/build-chroot.sh): their kbuild tools need a newer
+# C library, and their headers a newer sparse, than Debian 12 has.  A
+# copy of the tracked files, built in /tmp of the machine that builds it.
+# (Debian 13's own 6.12 is the test kernel's series, built above.)
+lint_driver() { # name chroot-target|"" headers-glob
+	local name=$1 target=$2 glob=$3 root="" hdr tree status
+
+	if [ -n "$target" ]; then
+		root=$("$TOP/scripts/build-chroot.sh" "$target" 2> "$logdir/chroot-$target.log") || {
+			tail -n 20 "$logdir/chroot-$target.log" >&2
+			result 1 "lint: $name: driver builds with W=1 -Werror, sparse clean"
+			return
+		}
+	fi
+	# shellcheck disable=SC2086
+	hdr=$(cd "$root/" && ls -d $glob 2>/dev/null | sort -V | tail -n 1)
+	if [ -z "$hdr" ]; then
+		log "$name: no headers matching $glob"
+		result 1 "lint: $name: driver builds with W=1 -Werror, sparse clean"
+		return
+	fi
+	tree=$(mktemp -d "$root/tmp/softrvt-lint.XXXXXX")
+	(cd "$TOP" && git ls-files -z drivers include |
+		xargs -0 cp --parents -t "$tree")
+	local cmd=(make -C "/$hdr" M="${tree#"$root"}/drivers/infiniband/sw/softrvt"
+		   CONFIG_RDMA_SOFTRVT=m W=1 C=2 KCFLAGS=-Werror modules)
+	if [ -n "$target" ]; then
+		"$TOP/scripts/build-chroot.sh" -r "$target" -- "${cmd[@]}"
+	else
+		"${cmd[@]}"
+	fi > "$logdir/build-$name.log" 2>&1
+	status=$?
+	[ -f "$tree/drivers/infiniband/sw/softrvt/softrvt.ko" ] || status=1
+	grep -E '^[^ ]+:[0-9]+:[0-9]+: (warning|error):' "$logdir/build-$name.log" &&
+		status=1
+	[ "$status" = 0 ] || tail -n 30 "$logdir/build-$name.log" >&2
+	rm -rf "$tree"
+	result "$status" "lint: $name ($(basename "$hdr")): driver builds with W=1 -Werror, sparse clean"
+}
+if [ -z "${SOFTRVT_LINT_TEST_KERNEL_ONLY:-}" ]; then
+	ensure_pkgs linux-headers-amd64
+	lint_driver "Debian 12" "" "usr/src/linux-headers-6.1.*-amd64"
+	lint_driver "Debian 13 backports" sid "usr/src/linux-headers-*+deb13-amd64"
+	lint_driver "Debian sid" sid "usr/src/linux-headers-*+deb14-amd64"
+fi
