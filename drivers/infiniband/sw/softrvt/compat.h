@@ -67,6 +67,17 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 }
 #endif
 
+/*
+ * v6.5, and later 6.1 stable releases (Debian 12's 6.1.0-57 has it, its
+ * 6.1.0-50 not): the size of a type with a flexible array, without an
+ * object of it.
+ */
+#ifndef SOFTRVT_HAVE_STRUCT_SIZE_T
+#include <linux/overflow.h>
+#define struct_size_t(type, member, count) \
+	struct_size((type *)NULL, member, count)
+#endif
+
 /* v6.4: software devices' DMA addresses are kernel virtual addresses. */
 #ifndef SOFTRVT_HAVE_VIRT_DMA_TO_PTR
 static inline void *ib_virt_dma_to_ptr(u64 dma_addr)

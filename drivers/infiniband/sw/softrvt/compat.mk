@@ -26,6 +26,7 @@ softrvt_compat := \
 	$(call softrvt_near,rdma/ib_verbs.h,[*]create_cq[^a-z_],uverbs_attr_bundle,CREATE_CQ_ATTRS) \
 	$(call softrvt_has,rdma/ib_verbs.h,fill_res_srq_entry,FILL_RES_SRQ) \
 	$(call softrvt_has,linux/mm.h,vm_flags_clear,VM_FLAGS_CLEAR) \
+	$(call softrvt_has,linux/overflow.h,define struct_size_t,STRUCT_SIZE_T) \
 	$(call softrvt_has,rdma/ib_verbs.h,ib_virt_dma_to_ptr,VIRT_DMA_TO_PTR) \
 	$(call softrvt_has,trace/stages/stage6_event_callback.h,define __assign_str.dst[^a-z_$(comma)],ASSIGN_STR_1) \
 	$(call softrvt_has,linux/module.h,MODULE_INFO.import_ns$(comma) ns[^a-z_],IMPORT_NS_STRING) \
