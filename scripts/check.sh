@@ -58,7 +58,7 @@ stock_guest() { # target
 	else
 		echo "PASS stock $t: guest ran to the end (longest silence $(cat "$dir/longest-silence")s)"
 	fi
-	[ -f "$dir/results" ] && sed "s/^\(PASS\|FAIL\) stock:/\1 stock $t:/" "$dir/results"
+	[ -f "$dir/results" ] && sed "s/^\(PASS\|FAIL\) stock\([ :]\)/\1 stock $t\2/" "$dir/results"
 	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
 		"$dir/dmesg" > "$out/stock-$t-kernel-reports.log" 2>/dev/null; then
 		cat "$out/stock-$t-kernel-reports.log"
