@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit tests for softrvt's QP receive queue handling.
+ * KUnit tests for softrvt's QP receive queue handling, and for a new
+ * path taken while the QP's engine runs.
  *
  * A QP is built without an ib_device: only what the code under test
  * reaches (its receive ring, its receive CQ, for some the send engine's
@@ -11,6 +12,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/sched.h>
 #include <linux/workqueue.h>
 
@@ -262,11 +264,108 @@ static void flush_held_rwqe_first(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
 }
 
+/*
+ * modify_qp taking a new path in SQD, from a worker, while the test holds
+ * the engine's lock as a run of the engine would.
+ */
+struct av_fixture {
+	struct qp_fixture *f;
+	struct work_struct work;
+	struct completion started;
+	struct completion done;
+	struct ib_qp_attr attr;
+	int ret;
+};
+
+static void av_modify_work(struct work_struct *work)
+{
+	struct av_fixture *a = container_of(work, struct av_fixture, work);
+
+	complete(&a->started);
+	a->ret = rvt_modify_qp(&a->f->qp->ibqp, &a->attr,
+			       IB_QP_STATE | IB_QP_AV, NULL);
+	complete(&a->done);
+}
+
+static void av_fixture_release(void *ctx)
+{
+	struct qp_fixture *f = ctx;
+
+	dst_cache_destroy(&f->qp->s_dst_cache);
+}
+
+/*
+ * The engine reads a QP's path without s_lock, and it still runs in SQD,
+ * the one state where the path may change without a reset: a new path
+ * must wait for the run in progress to end, so that no packet of a run
+ * carries half of the old GIDs and half of the new.
+ */
+static void modify_av_waits_for_the_engine(struct kunit *test)
+{
+	struct qp_fixture *f = qp_setup(test, false, count_comp);
+	struct av_fixture *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct rvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
+						 GFP_KERNEL);
+	struct rvt_qp *qp = f->qp;
+	union ib_gid old = { .raw = { 0xfe, 0x80, [15] = 0x01 } };
+	bool done_while_held, local;
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, rdi);
+	qp_engine_setup(f, IB_QPS_SQD);
+	mutex_init(&qp->state_mutex);
+	KUNIT_ASSERT_EQ(test, dst_cache_init(&qp->s_dst_cache, GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							av_fixture_release,
+							f), 0);
+	/* A UC QP: the engine then has nothing to do on the wire in SQD. */
+	qp->ibqp.qp_type = IB_QPT_UC;
+	qp->ibqp.device = &rdi->ibdev;
+	qp->s_av.dgid = old;
+	qp->s_local = true;
+
+	a->f = f;
+	a->attr.qp_state = IB_QPS_SQD;
+	a->attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a->attr.ah_attr, 1);
+	rdma_ah_set_ah_flags(&a->attr.ah_attr, IB_AH_GRH);
+	a->attr.ah_attr.grh.dgid = old;
+	a->attr.ah_attr.grh.dgid.raw[15] = 0x02;
+	a->attr.ah_attr.grh.hop_limit = 64;
+	INIT_WORK(&a->work, av_modify_work);
+	init_completion(&a->started);
+	init_completion(&a->done);
+
+	mutex_lock(&qp->engine_lock);
+	queue_work(system_unbound_wq, &a->work);
+	KUNIT_EXPECT_NE(test, wait_for_completion_timeout(&a->started,
+							  10 * HZ), 0);
+	/* Ample for a modify that does not wait to have returned. */
+	done_while_held = wait_for_completion_timeout(&a->done, HZ / 5);
+	KUNIT_EXPECT_FALSE(test, done_while_held);
+	KUNIT_EXPECT_MEMEQ(test, &qp->s_av.dgid, &old, sizeof(old));
+	local = READ_ONCE(qp->s_local);
+	KUNIT_EXPECT_TRUE(test, local);
+	mutex_unlock(&qp->engine_lock);
+
+	flush_work(&a->work);
+	KUNIT_EXPECT_EQ(test, a->ret, 0);
+	KUNIT_EXPECT_MEMEQ(test, &qp->s_av.dgid, &a->attr.ah_attr.grh.dgid,
+			   sizeof(old));
+	/* No GID of this device is the destination: not a local peer. */
+	local = READ_ONCE(qp->s_local);
+	KUNIT_EXPECT_FALSE(test, local);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_SQD);
+	/* The run that the move to SQD queued, before the cache goes. */
+	flush_work(&qp->send_work);
+}
+
 static struct kunit_case softrvt_qp_cases[] = {
 	KUNIT_CASE(flush_rq_bounded_by_what_was_posted),
 	KUNIT_CASE(flush_rq_corrupt_head_stops),
 	KUNIT_CASE(post_recv_in_err_completes_later),
 	KUNIT_CASE(flush_held_rwqe_first),
+	KUNIT_CASE(modify_av_waits_for_the_engine),
 	{}
 };
 

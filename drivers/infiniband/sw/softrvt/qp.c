@@ -713,6 +713,7 @@ unlock:
 	mutex_unlock(&qp->state_mutex);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(rvt_modify_qp);
 
 /**
  * rvt_query_qp - report a QP's attributes (ib_device_ops.query_qp)
