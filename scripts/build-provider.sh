@@ -51,25 +51,13 @@ check_orig() {
 	echo "$RDMA_CORE_SHA256  $1" | sha256sum --check --status
 }
 
-# The release's source from the suite that has it, through an apt
-# configuration of its own: the machine's sources stay as they are.  apt
-# checks the tarball against the suite's signed index; and so does the
-# checksum here, against the release softrvt was tested with.
+# The release's source from the suite that has it; apt checks the tarball
+# against the suite's index, and so does the checksum here, against the
+# release softrvt was tested with.
 download_orig() { # directory
-	local dir=$1 etc=$1/apt
-
-	mkdir -p "$etc/lists/partial" "$etc/cache/archives/partial"
-	echo "deb-src [check-valid-until=no] $(debian_mirror) $suite main" \
-		> "$etc/sources.list"
-	local opts=(-o "Dir::Etc::sourcelist=$etc/sources.list"
-		    -o "Dir::Etc::sourceparts=/nonexistent"
-		    -o "Dir::State::Lists=$etc/lists"
-		    -o "Dir::Cache=$etc/cache")
-	apt-get "${opts[@]}" update -q >&2
-	# Exits non-zero when the .dsc is gone from the mirror: the
-	# checksum decides.
-	(cd "$dir" &&
-	 apt-get "${opts[@]}" source --download-only "rdma-core/$suite" >&2) || true
+	# Fails when the .dsc is gone from the mirror: the checksum decides.
+	(cd "$1" && apt_suite "$1/apt" deb-src "$suite" \
+		source --download-only "rdma-core/$suite") || true
 }
 
 fetch_source() {

@@ -98,6 +98,24 @@ debian_mirror() {
 	echo "${uri%/}"
 }
 
+# apt-get for one suite of the machine's Debian archive, through a
+# configuration of its own in DIR: the machine's sources stay as they
+# are, and apt still checks what it fetches against the suite's signed
+# index.  TYPE is deb or deb-src.  Downloads land in the current directory.
+apt_suite() { # DIR TYPE SUITE apt-get-arguments...
+	local etc=$1 type=$2 suite=$3
+	shift 3
+	mkdir -p "$etc/lists/partial" "$etc/cache/archives/partial"
+	echo "$type [check-valid-until=no] $(debian_mirror) $suite main" \
+		> "$etc/sources.list"
+	local opts=(-o "Dir::Etc::sourcelist=$etc/sources.list"
+		    -o "Dir::Etc::sourceparts=/nonexistent"
+		    -o "Dir::State::Lists=$etc/lists"
+		    -o "Dir::Cache=$etc/cache")
+	apt-get "${opts[@]}" update -q >&2 &&
+		apt-get "${opts[@]}" "$@" >&2
+}
+
 # debootstrap does not read apt's configuration: hand it apt's proxy.
 apt_proxy_env() {
 	local proxy=""
