@@ -43,8 +43,8 @@ static struct mr_fixture *mr_setup(struct kunit *test)
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
-	f->rdi = kzalloc(sizeof(*f->rdi), GFP_KERNEL);
-	f->mr = kzalloc(sizeof(*f->mr), GFP_KERNEL);
+	f->rdi = kzalloc_obj(*f->rdi, GFP_KERNEL);
+	f->mr = kzalloc_obj(*f->mr, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->rdi);
 	KUNIT_ASSERT_NOT_NULL(test, f->mr);
 	xa_init_flags(&f->rdi->mr_xa, XA_FLAGS_ALLOC1);

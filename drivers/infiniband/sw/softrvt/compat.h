@@ -78,6 +78,17 @@ static inline void vm_flags_clear(struct vm_area_struct *vma,
 	struct_size((type *)NULL, member, count)
 #endif
 
+/*
+ * v7.0: kzalloc_obj(), an allocation of one object typed by what it
+ * points to.  A macro in <linux/slab.h>: its absence is the test.  Here
+ * the GFP flags are not optional, as every caller passes them.
+ */
+#include <linux/slab.h>
+#ifndef kzalloc_obj
+#define kzalloc_obj(P, GFP) \
+	({ typeof(P) *__obj = kzalloc(sizeof(P), GFP); __obj; })
+#endif
+
 /* v6.4: software devices' DMA addresses are kernel virtual addresses. */
 #ifndef SOFTRVT_HAVE_VIRT_DMA_TO_PTR
 static inline void *ib_virt_dma_to_ptr(u64 dma_addr)

@@ -133,7 +133,7 @@ int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 		if (WARN_ON(!qc))
 			return -EINVAL;
 	} else {
-		qc = kzalloc(sizeof(*qc), GFP_KERNEL);
+		qc = kzalloc_obj(*qc, GFP_KERNEL);
 		if (!qc)
 			return -ENOMEM;
 		ret = xa_alloc(&rdi->counter_xa, &id, qc, xa_limit_32b,

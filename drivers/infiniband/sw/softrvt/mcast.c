@@ -87,7 +87,7 @@ int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	if (ibqp->qp_type != IB_QPT_UD ||
 	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
 		return -EINVAL;
-	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	new = kzalloc_obj(*new, GFP_KERNEL);
 	if (!new)
 		return -ENOMEM;
 	new->mgid = *gid;

@@ -53,7 +53,7 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 
 	if (!uctx)
 		return -EINVAL;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc_obj(*e, GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
 	e->obj = obj;

@@ -129,7 +129,7 @@ static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc_obj(*mr, GFP_KERNEL);
 	if (!mr) {
 		ret = -ENOMEM;
 		goto err_count;

@@ -521,7 +521,7 @@ int rvt_net_attach(struct rvt_dev_info *rdi)
 	list_for_each_entry(rnet, &rvt_nets, list)
 		if (rnet->net == net)
 			goto found;
-	rnet = kzalloc(sizeof(*rnet), GFP_KERNEL);
+	rnet = kzalloc_obj(*rnet, GFP_KERNEL);
 	if (!rnet) {
 		mutex_unlock(&rvt_nets_lock);
 		return -ENOMEM;
