@@ -1,25 +1,68 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Build the test kernel from Debian's linux-source-6.12 and cache it.
+# Build the test kernel from Debian's linux-source and cache it: by
+# default 7.3 (trixie-backports' linux-source-7.3, the newest kernel
+# softrvt supports, what an upstream reviewer builds); SOFTRVT_KERNEL=6.12
+# builds bookworm-backports' linux-source-6.12, the series the tests ran
+# on before.
 #
 # usage: build-kernel.sh [debug|release|kcsan]
 # Prints the build directory (usable as KDIR) on stdout.  The cache key is
-# the source tarball's version plus the config fragments, so editing a
+# the source package's version plus the config fragments, so editing a
 # fragment rebuilds and an unchanged tree costs nothing.
 set -euo pipefail
 
 . "$(dirname "$0")/common.sh"
 
 flavour=${1:-debug}
-tarball=/usr/src/linux-source-6.12.tar.xz
-[ -f "$tarball" ] || { log "missing $tarball: run scripts/deps.sh"; exit 1; }
+series=${SOFTRVT_KERNEL:-7.3}
+case $series in
+6.12) suite=bookworm-backports ;;
+7.3) suite=trixie-backports ;;
+*)
+	log "SOFTRVT_KERNEL=$series: the test kernel is 7.3 or 6.12"
+	exit 1
+	;;
+esac
+pkg=linux-source-$series
 
-frags=("$TOP/scripts/kconfig/base.config")
+frags=("$TOP/scripts/kconfig/base.config" "$TOP/scripts/kconfig/$series.config")
 [ "$flavour" = debug ] && frags+=("$TOP/scripts/kconfig/debug.config")
 [ "$flavour" = kcsan ] && frags+=("$TOP/scripts/kconfig/kcsan.config")
 
-version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+# The suite's newest $pkg, the first time this cache needs it; later
+# runs keep to that version (remove $CACHE/$pkg.version to take a newer
+# one).  apt checks the package against the suite's signed index.
+fetch_source() {
+	local dl=$CACHE/dl-$pkg version deb
+
+	rm -rf "$dl"
+	mkdir -p "$dl"
+	# apt downloads as its unprivileged _apt user where that can write.
+	chown _apt "$dl" 2>/dev/null || true
+	(cd "$dl" && apt_suite "$dl/apt" deb "$suite" download "$pkg") ||
+		{ log "$pkg: not fetched from $suite"; exit 1; }
+	deb=$(ls "$dl"/"$pkg"_*_all.deb)
+	version=$(dpkg-deb -f "$deb" Version)
+	log "unpacking $pkg $version"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO "./usr/src/$pkg.tar.xz" > "$CACHE/$pkg-$version.tar.xz"
+	echo "$version" > "$CACHE/$pkg.version"
+	rm -rf "$dl"
+}
+
+# One kernel build at a time on this machine: a second caller waits for
+# the first, then finds its kernel built (2 cores; and two builds of the
+# same key would remove each other's tree).  A kernel already built is
+# handed out without waiting.
+exec 8> "$CACHE/kernel-build.lock"
+if [ ! -f "$CACHE/$pkg.version" ]; then
+	flock 8
+	[ -f "$CACHE/$pkg.version" ] || fetch_source
+fi
+version=$(cat "$CACHE/$pkg.version")
+tarball=$CACHE/$pkg-$version.tar.xz
 key=$( { echo "$version"; cat "${frags[@]}"; } | sha256sum | cut -c1-16)
 src=$CACHE/linux-source-$version
 out=$CACHE/kernel-$flavour-$key
@@ -28,11 +71,6 @@ if [ -f "$out/.softrvt-done" ]; then
 	echo "$out"
 	exit 0
 fi
-
-# One kernel build at a time on this machine: a second caller waits for
-# the first, then finds its kernel built (2 cores; and two builds of the
-# same key would remove each other's tree).
-exec 8> "$CACHE/kernel-build.lock"
 flock 8
 if [ -f "$out/.softrvt-done" ]; then
 	echo "$out"

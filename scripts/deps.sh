@@ -16,16 +16,11 @@ stamp="$CACHE/deps.$(echo "$PKGS" | sha256sum | cut -c1-12)"
 [ -f "$stamp" ] && exit 0
 
 export DEBIAN_FRONTEND=noninteractive
-# From the archive apt already uses: linux-source-6.12 and rdma-core's
-# source.  An earlier softrvt.list is ours, not the machine's.
+# An earlier softrvt.list is ours, not the machine's: the kernel source
+# and rdma-core's are fetched through apt configurations of their own
+# (build-kernel.sh, build-provider.sh).
 rm -f /etc/apt/sources.list.d/softrvt.list
-mirror=$(debian_mirror)
-cat > /etc/apt/sources.list.d/softrvt.list <<LIST
-deb $mirror bookworm-backports main
-deb-src $mirror trixie main
-LIST
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $PKGS
-apt-get install -y -q --no-install-recommends -t bookworm-backports linux-source-6.12
 touch "$stamp"
