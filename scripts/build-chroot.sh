@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# A build chroot of Debian sid with the headers of the newest kernels of
-# the support table, cached: sid's own (7.2) and trixie-backports' (7.3).
+# A build chroot of Debian sid with the headers of the Debian 13 and sid
+# kernels of the support table, cached: trixie's own (6.12),
+# trixie-backports' (7.3) and sid's (7.2).
 # A kernel's linux-headers package ships its kbuild tools (fixdep,
 # modpost) linked against its own release's C library: those of trixie
 # and sid do not run on a Debian 12 host, but both run on sid's.  And
@@ -33,7 +34,7 @@ PKGS+=",libudev-dev,python3,ca-certificates,xz-utils"
 [ "$target" = sid ] || { log "unknown chroot target $target"; exit 1; }
 suite=sid
 headers="linux-headers-amd64"
-key=$(echo "$target $PKGS $headers trixie-backports checker-valid" | sha256sum | cut -c1-16)
+key=$(echo "$target $PKGS $headers trixie trixie-backports checker-valid" | sha256sum | cut -c1-16)
 dir=$CACHE/chroot-$target-$key
 
 # Debian's linux-headers packages leave out scripts/checker-valid.sh,
@@ -74,6 +75,7 @@ build() {
 		> "$root/etc/apt/apt.conf.d/99softrvt"
 	cat > "$root/etc/apt/sources.list" <<-LIST
 	deb $mirror $suite main
+	deb $mirror trixie main
 	deb $mirror trixie-backports main
 	LIST
 	[ -z "${http_proxy:-}" ] ||
@@ -83,10 +85,12 @@ build() {
 	chroot "$root" sh -c "apt-get update -q &&
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 			--no-install-recommends $headers &&
-		bpo=\$(apt-cache depends linux-headers-amd64/trixie-backports |
-			awk '/Depends: linux-headers-/ { print \$2 }') &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-			--no-install-recommends -t trixie-backports \$bpo" >&2
+		for s in trixie trixie-backports; do
+			h=\$(apt-cache depends linux-headers-amd64/\$s |
+				awk '/Depends: linux-headers-/ { print \$2 }') &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				--no-install-recommends -t \$s \$h || exit 1
+		done" >&2
 	rm -rf "$root"/var/cache/apt/archives/*.deb
 	checker_valid "$root"
 	mkdir -p "$root/src"
