@@ -18,6 +18,8 @@ set -euo pipefail
 target=${1:-${SOFTRVT_STOCK:-trixie}}
 PKGS="dkms,gcc,make,libc6-dev"
 PKGS+=",rdma-core,ibverbs-utils,ibverbs-providers,rdmacm-utils,iproute2,kmod,procps"
+# The release's own pyverbs tests, for the modules softrvt runs.
+PKGS+=",python3-pyverbs"
 KERNEL="linux-image-amd64,linux-headers-amd64"
 case $target in
 bookworm | trixie | sid)

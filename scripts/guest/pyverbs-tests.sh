@@ -11,8 +11,11 @@
 # where rc is the process's exit status (139 for SIGSEGV) and summary
 # unittest's last OK/FAILED line, "-" when it printed none.  The log of a
 # process is $OUT/pyverbs/<name>.log.
+# SOFTRVT_PROVIDER=installed: the provider a package installed (a stock
+# guest), not the one built in the repository.
 set -u
 export RDMAV_DRIVERS=${RDMAV_DRIVERS-/mnt/softrvt/build/provider/libsoftrvt}
+[ "${SOFTRVT_PROVIDER:-}" = installed ] && unset RDMAV_DRIVERS
 # A crash prints the Python stack it happened in.
 export PYTHONFAULTHANDLER=1
 OUT=${OUT:-/mnt/out}

@@ -6,40 +6,18 @@
 # installed as a user would, from the files, with no network.  DKMS
 # builds the module for the running kernel; `rdma link add` loads it; the
 # provider claims softrvt's devices by their hca_type whatever their
-# names, and no other driver's; the pingpongs (data checked) and rping
-# run softrvt to softrvt and with that kernel's rdma_rxe both ways;
-# removing the packages leaves nothing of theirs.  Writes "PASS
+# names, and no other driver's; the release's own pyverbs tests of the
+# device, its objects and one-device traffic pass; the pingpongs (data
+# checked) and rping run softrvt to softrvt and with that kernel's
+# rdma_rxe both ways; removing the packages leaves nothing of theirs.  Writes "PASS
 # name"/"FAIL name" lines to $OUT/results.
 set -u
 
 . scripts/guest/lib.sh
 . scripts/guest/wire-setup.sh
-# The installed provider, as a user's programs find it.
-unset RDMAV_DRIVERS
 : > "$OUT/results"
+. scripts/guest/stock-lib.sh
 
-export DEBIAN_FRONTEND=noninteractive
-kver=$(uname -r)
-# rdma-core 65 changed libibverbs' private ABI: its provider is built apart.
-debdir=build/deb
-libibverbs=$(dpkg-query -W -f='${Version}' libibverbs1)
-dpkg --compare-versions "$libibverbs" ge 65 && debdir=build/deb-rdmav65
-echo "kernel $kver, libibverbs1 $libibverbs: packages of $debdir"
-debs=($debdir/softrvt-dkms_*_all.deb $debdir/ibverbs-provider-softrvt_*.deb)
-LOG=$OUT/stock
-mkdir -p "$LOG"
-
-loaded() { lsmod | grep -q "^$1 "; }
-installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
-softrvt_files() { # what the packages put on the machine, as found now
-	find /lib/modules /usr/src /var/lib/dkms /usr/lib/*/libibverbs \
-		/etc/libibverbs.d \( -name 'softrvt.ko*' -o -name 'softrvt-*' \
-		-o -name 'softrvt' -o -name 'libsoftrvt-*' -o -name 'softrvt.driver' \) \
-		2>/dev/null
-}
-both_installed() { # apt's status
-	[ "$1" = 0 ] && installed softrvt-dkms && installed ibverbs-provider-softrvt
-}
 none_installed() { # apt's status
 	[ "$1" = 0 ] && ! installed softrvt-dkms && ! installed ibverbs-provider-softrvt
 }
@@ -51,42 +29,7 @@ listed() { # file device...: each device has a line of ibv_devices
 	done
 }
 
-stage() { echo "== $* ($SECONDS s)"; }
-stage "install, DKMS build for $kver"
-check "stock: the two packages of make deb are there" \
-	sh -c "[ ${#debs[@]} = 2 ] && [ -f '${debs[0]}' ] && [ -f '${debs[1]}' ]"
-check "stock: nothing of softrvt's on the machine before" \
-	test -z "$(softrvt_files)"
-cp "${debs[@]}" /tmp/
-ver=$(dpkg-deb -f "${debs[0]}" Version)
-# The DKMS build writes only its own log: copy it out while it grows,
-# so that the watchdog sees the build move.
-make_log=/var/lib/dkms/softrvt/$ver/build/make.log
-(
-	while sleep 10; do
-		[ -f "$make_log" ] && cp "$make_log" "$LOG/dkms-make.log"
-	done
-) &
-copier=$!
-t0=$SECONDS
-apt-get install -y --no-install-recommends \
-	/tmp/"$(basename "${debs[0]}")" /tmp/"$(basename "${debs[1]}")" \
-	> "$LOG/apt-install.log" 2>&1
-rc=$?
-kill "$copier"
-wait "$copier" 2>/dev/null
-echo "apt-get install: status $rc after $((SECONDS - t0)) s"
-[ "$rc" = 0 ] || tail -n 30 "$LOG/apt-install.log"
-check "stock: apt-get installs softrvt-dkms and ibverbs-provider-softrvt" \
-	both_installed "$rc"
-dkms status softrvt > "$LOG/dkms-status" 2>&1
-cat "$LOG/dkms-status"
-check "stock: DKMS built and installed softrvt for $kver" \
-	grep -q "softrvt/$ver, $kver, x86_64: installed" "$LOG/dkms-status"
-check "stock: modprobe finds the DKMS module" \
-	sh -c 'modinfo -n softrvt | grep -q "^/lib/modules/$(uname -r)/updates/dkms/softrvt.ko"'
-check "stock: the provider and its driver file are installed" \
-	sh -c 'ls /usr/lib/*/libibverbs/libsoftrvt-rdmav*.so && grep -qx "driver softrvt" /etc/libibverbs.d/softrvt.driver'
+stock_install
 
 stage "rdma link add loads the module"
 # roce0 and softrvt1 on a veth pair in ns1; an rxe device in the
@@ -176,6 +119,29 @@ src=$?
 cat "$LOG/pingpong.client" "$LOG/pingpong.server" 2>/dev/null
 check "stock: ibv_rc_pingpong -c on roce0, server and client" \
 	sh -c "[ $crc = 0 ] && [ $src = 0 ] && grep -q '100 iters in' '$LOG/pingpong.client'"
+
+stage "rdma-core's pyverbs tests of this release on roce0"
+# The modules of the device, its objects and RC/UD traffic on one device
+# (Documentation/softrvt/pyverbs.rst), as this release's rdma-core has
+# them, through the installed provider.  Each must pass some and fail
+# none; what the release or the kernel lacks, it skips by capability.
+ip netns exec ns1 env OUT="$LOG" SOFTRVT_PROVIDER=installed \
+	scripts/guest/pyverbs-tests.sh -d roce0 -g "$gid" \
+	test_device test_pd test_cq test_mr test_qp test_srq \
+	> "$LOG/pyverbs.summary"
+while read -r tag module rc secs ran passed skipped failed errors summary; do
+	[ "$tag" = PYVERBS ] || continue
+	what="stock pyverbs: $module, $passed passed, $skipped skipped of $ran (${secs}s)"
+	if [ "$rc" = 0 ] && [ "$passed" -gt 0 ] && [ "$failed" = 0 ] &&
+		[ "$errors" = 0 ]; then
+		pass "$what"
+	else
+		fail "$what"
+		tail -n 30 "$LOG/pyverbs/$module.log"
+	fi
+done < "$LOG/pyverbs.summary"
+check "stock pyverbs: six modules ran" \
+	test "$(grep -c '^PYVERBS ' "$LOG/pyverbs.summary")" = 6
 
 rdma link delete "$rxe"
 ip link del x0
