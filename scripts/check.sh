@@ -43,6 +43,29 @@ record() { # PASS|FAIL name
 kernel_built=$out/.kernel-built
 stock_targets="bookworm trixie-bpo"
 [ -n "${SOFTRVT_FULL:-}" ] && stock_targets="bookworm trixie trixie-bpo sid"
+# What a stock guest left in DIR, its lines named LABEL: its verdict, its
+# results, its kernel log.
+stock_judge() { # label dir vm-log
+	local label=$1 dir=$2
+
+	if [ -f "$dir/verdict" ]; then
+		# Indented: its PASS lines are counted from the results file.
+		tail -n 30 "$3" | sed 's/^/  | /'
+		echo "FAIL $label: guest: $(cat "$dir/verdict")"
+	else
+		echo "PASS $label: guest ran to the end (longest silence $(cat "$dir/longest-silence")s)"
+	fi
+	[ -f "$dir/results" ] && sed "s/^\(PASS\|FAIL\) stock\([ :]\)/\1 $label\2/; t; s/^\(PASS\|FAIL\) /\1 $label: /" "$dir/results"
+	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
+		"$dir/dmesg" > "$dir/kernel-reports.log" 2>/dev/null; then
+		cat "$dir/kernel-reports.log"
+		echo "FAIL $label: kernel log: no WARNING, BUG or Oops"
+	elif [ -f "$dir/dmesg" ]; then
+		echo "PASS $label: kernel log: no WARNING, BUG or Oops"
+	else
+		echo "FAIL $label: kernel log collected"
+	fi
+}
 stock_guest() { # target
 	local t=$1 t0=$SECONDS dir=$out/stock-$1
 
@@ -51,23 +74,19 @@ stock_guest() { # target
 		scripts/guest/stock-tests.sh > "$out/stock-$t-vm.log" 2>&1
 	grep -E '^(== |apt-get install:|kernel )' "$out/stock-$t-vm.log"
 	echo "stock guest $t: $((SECONDS - t0)) s with the wait for the guest lock"
-	if [ -f "$dir/verdict" ]; then
-		# Indented: its PASS lines are counted from the results file.
-		tail -n 30 "$out/stock-$t-vm.log" | sed 's/^/  | /'
-		echo "FAIL stock $t: guest: $(cat "$dir/verdict")"
-	else
-		echo "PASS stock $t: guest ran to the end (longest silence $(cat "$dir/longest-silence")s)"
-	fi
-	[ -f "$dir/results" ] && sed "s/^\(PASS\|FAIL\) stock\([ :]\)/\1 stock $t\2/" "$dir/results"
-	if grep -E 'WARNING:|BUG:|Oops|Kernel panic|general protection fault' \
-		"$dir/dmesg" > "$out/stock-$t-kernel-reports.log" 2>/dev/null; then
-		cat "$out/stock-$t-kernel-reports.log"
-		echo "FAIL stock $t: kernel log: no WARNING, BUG or Oops"
-	elif [ -f "$dir/dmesg" ]; then
-		echo "PASS stock $t: kernel log: no WARNING, BUG or Oops"
-	else
-		echo "FAIL stock $t: kernel log collected"
-	fi
+	stock_judge "stock $t" "$dir" "$out/stock-$t-vm.log"
+}
+# check-full: two stock guests of different kernels as two hosts.
+stock_pair() { # target-a target-b
+	local t0=$SECONDS dir=$out/stock-pair
+
+	mkdir -p "$dir"
+	"$TOP/scripts/vm-pair.sh" -S "$1:$2" -t 2700 -o "$dir" -- \
+		scripts/guest/stock-pair-tests.sh > "$out/stock-pair-vm.log" 2>&1
+	grep -E '^[ab]\| (== |apt-get install:|kernel )' "$out/stock-pair-vm.log"
+	echo "stock pair $1:$2: $((SECONDS - t0)) s with the wait for the guest lock"
+	stock_judge "stock pair a ($1)" "$dir/a" "$dir/a.log"
+	stock_judge "stock pair b ($2)" "$dir/b" "$dir/b.log"
 }
 stock_job() {
 	local rc=0 t0=$SECONDS t ready="" dist=trixie
@@ -105,6 +124,10 @@ stock_job() {
 	for t in $ready; do
 		stock_guest "$t"
 	done
+	# The oldest kernel against the newest, softrvt and rdma_rxe.
+	[[ -n "${SOFTRVT_FULL:-}" && $ready == *bookworm* && $ready == *trixie-bpo* ]] &&
+		stock_pair bookworm trixie-bpo
+	true
 }
 stock_job > "$out/stock.log" 2>&1 &
 stock=$!

@@ -5,10 +5,12 @@
 # and run one command in both: two hosts, for the tests and the bench.
 #
 # usage: vm-pair.sh [-k KDIR] [-t SECONDS] [-o OUTDIR] [-c CPU] [-a ARGS]
-#                   [-l] -- COMMAND...
+#                   [-l] [-S A:B] -- COMMAND...
 #
 # Each guest is a scripts/vm.sh guest (the options are vm.sh's) with one
-# virtual CPU, as the host has two cores.  Their eth0 are virtio-net
+# virtual CPU, as the host has two cores.  -S A:B boots stock guests
+# instead (vm.sh -S): guest a the Debian release A of
+# scripts/build-stock-root.sh, guest b the release B.  Their eth0 are virtio-net
 # devices on one QEMU socket netdev: guest a's QEMU listens on a free TCP
 # port of 127.0.0.1, guest b's connects to it; the link takes frames of
 # up to 9000 bytes.  COMMAND runs in both guests with SOFTRVT_PAIR=a or
@@ -65,9 +67,11 @@ fi
 kdir=""
 out=""
 opts=()
-while getopts "k:t:o:c:a:l" opt; do
+declare -A stock=()
+while getopts "k:t:o:c:a:lS:" opt; do
 	case $opt in
 	k) kdir=$OPTARG ;;
+	S) stock[a]=${OPTARG%%:*} stock[b]=${OPTARG#*:} ;;
 	o) out=$OPTARG ;;
 	t | c | a) opts+=("-$opt" "$OPTARG") ;;
 	l) opts+=(-l) ;;
@@ -87,7 +91,9 @@ if ! flock -n 9; then
 	flock 9
 fi
 
-[ -n "$kdir" ] || kdir=$("$TOP/scripts/build-kernel.sh" debug) || exit 1
+if [ ${#stock[@]} = 0 ]; then
+	[ -n "$kdir" ] || kdir=$("$TOP/scripts/build-kernel.sh" debug) || exit 1
+fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/softrvt-pair.XXXXXX)
 mkdir -p "$out/a" "$out/b"
 rm -f "$out/verdict"
@@ -107,12 +113,14 @@ done
 
 declare -A pid rc ended
 start_guest() { # a|b listen|connect MAC COMMAND...
-	local g=$1 side=$2 mac=$3
+	local g=$1 side=$2 mac=$3 boot=(-k "$kdir")
 	shift 3
+	[ -z "${stock[$g]:-}" ] || boot=(-S)
 	: > "$out/$g.log"
 	# Each vm.sh has a lock of its own: the pair holds the real one.
 	SOFTRVT_GUEST_LOCK=$work/lock.$g SOFTRVT_STOP=$work/stop.$g \
-		"$TOP/scripts/vm.sh" -k "$kdir" -o "$out/$g" -s 1 "${opts[@]}" \
+		SOFTRVT_STOCK=${stock[$g]:-} \
+		"$TOP/scripts/vm.sh" "${boot[@]}" -o "$out/$g" -s 1 "${opts[@]}" \
 		-q "-netdev socket,id=n0,$side=127.0.0.1:$port -device virtio-net-pci,netdev=n0,mac=$mac,host_mtu=9000" \
 		-- "export SOFTRVT_PAIR=$g; $*" > "$out/$g.log" 2>&1 9>&- &
 	pid[$g]=$!
