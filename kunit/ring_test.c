@@ -237,6 +237,15 @@ static void post_wraparound_laps(struct kunit *test)
 	KUNIT_EXPECT_GT(test, next_post, 10 * (max_wr + 1));
 }
 
+/*
+ * rvt_post_srq_recv() from a hard interrupt: an hrtimer and an irq_work
+ * of the default kinds, which expire in hard interrupt context, as a
+ * device's interrupt handler runs.  Not their _HARD kinds: those stay in
+ * hard interrupt context on PREEMPT_RT too, where no spinlock_t may be
+ * taken (lockdep's PROVE_RAW_LOCK_NESTING says so), and where an
+ * interrupt handler, threaded, may take one, as rdmavt's and rxe's SRQs
+ * do.
+ */
 struct irq_post {
 	struct hrtimer timer;
 	struct irq_work work;
@@ -250,7 +259,7 @@ struct irq_post {
 
 static void irq_post_now(struct irq_post *p)
 {
-	p->in_hardirq = in_hardirq();
+	p->in_hardirq = in_hardirq() || IS_ENABLED(CONFIG_PREEMPT_RT);
 	p->ret = rvt_post_srq_recv(&p->srq->ibsrq, p->wr, &p->bad);
 	complete(&p->done);
 }
@@ -293,9 +302,9 @@ static void post_from_hardirq_hrtimer(struct kunit *test)
 	p->wr = make_chain(test, 8, 500);
 	init_completion(&p->done);
 	hrtimer_setup(&p->timer, irq_post_timer, CLOCK_MONOTONIC,
-		      HRTIMER_MODE_REL_HARD);
+		      HRTIMER_MODE_REL);
 	hrtimer_start(&p->timer, ns_to_ktime(100 * NSEC_PER_USEC),
-		      HRTIMER_MODE_REL_HARD);
+		      HRTIMER_MODE_REL);
 	check_irq_post(test, f, p, 500);
 	hrtimer_cancel(&p->timer);
 }
@@ -309,7 +318,7 @@ static void post_from_hardirq_irq_work(struct kunit *test)
 	p->srq = f->srq;
 	p->wr = make_chain(test, 8, 600);
 	init_completion(&p->done);
-	p->work = IRQ_WORK_INIT_HARD(irq_post_work);
+	p->work = IRQ_WORK_INIT(irq_post_work);
 	irq_work_queue(&p->work);
 	check_irq_post(test, f, p, 600);
 	irq_work_sync(&p->work);
