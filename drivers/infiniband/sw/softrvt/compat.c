@@ -39,6 +39,20 @@ static int softrvt_compat_counter_unbind_qp(struct ib_qp *ibqp, u32 port)
 #define softrvt_compat_counter_unbind_qp rvt_counter_unbind_qp
 #endif
 
+#ifdef SOFTRVT_HAVE_COUNTER_INIT
+/*
+ * v6.15: ib_core allocates a counter at the size its driver gives
+ * (size_rdma_counter, a kzalloc(0) without it) and calls the driver's
+ * counter_init on it, unconditionally.  softrvt keeps a counter's
+ * statistics in an object of its own (counter.c), made by
+ * counter_alloc_stats: the counter is ib_core's struct alone, with
+ * nothing of softrvt's to initialise.
+ */
+static void softrvt_compat_counter_init(struct rdma_counter *counter)
+{
+}
+#endif
+
 #ifdef SOFTRVT_HAVE_DMAH
 /*
  * v6.17: a DMA handle steers a device's DMA (PCIe TPH); a software device
@@ -72,6 +86,10 @@ static int softrvt_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
 const struct ib_device_ops softrvt_compat_ops = {
 	.counter_bind_qp = softrvt_compat_counter_bind_qp,
 	.counter_unbind_qp = softrvt_compat_counter_unbind_qp,
+#ifdef SOFTRVT_HAVE_COUNTER_INIT
+	.counter_init = softrvt_compat_counter_init,
+	.size_rdma_counter = sizeof(struct rdma_counter),
+#endif
 	.create_cq = softrvt_compat_create_cq,
 #ifdef SOFTRVT_HAVE_FILL_RES_SRQ
 	/* v6.7: SRQs appear in rdma resource listings. */

@@ -34,6 +34,7 @@ softrvt_compat := \
 	$(call softrvt_has,linux/timer.h,define timer_container_of,TIMER_CONTAINER_OF) \
 	$(call softrvt_has,linux/netdevice.h,netif_get_flags[^a-z_],NETIF_GET_FLAGS) \
 	$(call softrvt_near,rdma/ib_verbs.h,[*]counter_bind_qp[^a-z_],u32 port,COUNTER_PORT) \
+	$(call softrvt_has,rdma/ib_verbs.h,[*]counter_init[^a-z_],COUNTER_INIT) \
 	$(call softrvt_near,rdma/ib_verbs.h,[*]reg_user_mr[^a-z_],ib_dmah,DMAH) \
 	$(call softrvt_has,rdma/ib_verbs.h,[*]resize_user_cq[^a-z_],RESIZE_USER_CQ) \
 	$(call softrvt_has,rdma/ib_umem.h,ib_umem_get_va[^a-z_],UMEM_GET_VA) \
