@@ -20,9 +20,16 @@ set -u
 # The releases' own providers: rxe's and the installed softrvt's.
 PAIR_PROVIDERS=installed
 
-# A stock kernel's udev names the link's NIC by its slot: it is eth0
-# for pair-lib.
-nic=$(ip -o link | awk -F': ' '/52:54:00:50:00:0/ { print $2; exit }')
+# A stock kernel has virtio-net as a module, which no udev loads once the
+# guest's init runs; had the initramfs loaded it, udev named the NIC by
+# its slot.  pair-lib wants eth0.
+modprobe virtio_net
+nic=""
+for _ in $(seq 50); do
+	nic=$(ip -o link | awk -F': ' '/52:54:00:50:00:0/ { print $2; exit }')
+	[ -n "$nic" ] && break
+	sleep 0.2
+done
 [ -z "$nic" ] || [ "$nic" = eth0 ] || ip link set "$nic" name eth0
 
 stock_install
