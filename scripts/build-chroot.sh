@@ -34,7 +34,7 @@ PKGS+=",libudev-dev,python3,ca-certificates,xz-utils"
 [ "$target" = sid ] || { log "unknown chroot target $target"; exit 1; }
 suite=sid
 headers="linux-headers-amd64"
-key=$(echo "$target $PKGS $headers trixie trixie-backports checker-valid" | sha256sum | cut -c1-16)
+key=$(echo "$target $PKGS $headers trixie trixie-backports checker-valid files" | sha256sum | cut -c1-16)
 dir=$CACHE/chroot-$target-$key
 
 # Debian's linux-headers packages leave out scripts/checker-valid.sh,
@@ -82,15 +82,24 @@ build() {
 		echo "Acquire::http::Proxy \"$http_proxy\";" \
 			>> "$root/etc/apt/apt.conf.d/99softrvt"
 	# shellcheck disable=SC2086
+	# Debian 13's headers, its own and its backports', as files: trixie's
+	# 6.12 headers depend on the kernel image, whose initramfs hook
+	# fails in a chroot.  What they need to build a module is their
+	# -common and linux-kbuild packages and their compiler, gcc-14.
 	chroot "$root" sh -c "apt-get update -q &&
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-			--no-install-recommends $headers &&
+			--no-install-recommends $headers gcc-14 &&
+		mkdir -p /tmp/headers && cd /tmp/headers &&
 		for s in trixie trixie-backports; do
 			h=\$(apt-cache depends linux-headers-amd64/\$s |
 				awk '/Depends: linux-headers-/ { print \$2 }') &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-				--no-install-recommends -t \$s \$h || exit 1
-		done" >&2
+			d=\$(apt-cache depends \$h/\$s |
+				awk '/Depends: linux-(headers|kbuild)-/ { print \$2 }') &&
+			apt-get download \$h/\$s \$(for p in \$d; do echo \$p/\$s; done) ||
+				exit 1
+		done &&
+		for f in *.deb; do dpkg -x \$f / || exit 1; done &&
+		cd / && rm -rf /tmp/headers" >&2
 	rm -rf "$root"/var/cache/apt/archives/*.deb
 	checker_valid "$root"
 	mkdir -p "$root/src"
