@@ -37,10 +37,7 @@ frags=("$TOP/scripts/kconfig/base.config" "$TOP/scripts/kconfig/$series.config")
 fetch_source() {
 	local dl=$CACHE/dl-$pkg version deb
 
-	rm -rf "$dl"
-	mkdir -p "$dl"
-	# apt downloads as its unprivileged _apt user where that can write.
-	chown _apt "$dl" 2>/dev/null || true
+	apt_download_dir "$dl"
 	(cd "$dl" && apt_suite "$dl/apt" deb "$suite" download "$pkg") ||
 		{ log "$pkg: not fetched from $suite"; exit 1; }
 	deb=$(ls "$dl"/"$pkg"_*_all.deb)

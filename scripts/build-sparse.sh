@@ -22,10 +22,7 @@ if [ -f "$CACHE/sparse.version" ]; then
 fi
 
 dl=$CACHE/dl-sparse
-rm -rf "$dl"
-mkdir -p "$dl"
-# apt downloads as its unprivileged _apt user where that can write.
-chown _apt "$dl" 2>/dev/null || true
+apt_download_dir "$dl"
 # apt-get source checks each file against the .dsc, and the .dsc against
 # sid's signed index.
 (cd "$dl" && apt_suite "$dl/apt" deb-src sid source --download-only sparse) ||

@@ -98,6 +98,14 @@ debian_mirror() {
 	echo "${uri%/}"
 }
 
+# An empty directory for apt to download into, as its unprivileged _apt
+# user where that user exists (else apt downloads as root, and says so).
+apt_download_dir() { # DIR
+	rm -rf "$1"
+	mkdir -p "$1"
+	chown _apt "$1" 2>/dev/null || true
+}
+
 # apt-get for one suite of the machine's Debian archive, through a
 # configuration of its own in DIR: the machine's sources stay as they
 # are, and apt still checks what it fetches against the suite's signed
