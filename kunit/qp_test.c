@@ -291,6 +291,8 @@ static void av_fixture_release(void *ctx)
 {
 	struct qp_fixture *f = ctx;
 
+	/* A run the move to SQD queued may still read the route's cache. */
+	cancel_work_sync(&f->qp->send_work);
 	dst_cache_destroy(&f->qp->s_dst_cache);
 }
 
@@ -356,8 +358,6 @@ static void modify_av_waits_for_the_engine(struct kunit *test)
 	local = READ_ONCE(qp->s_local);
 	KUNIT_EXPECT_FALSE(test, local);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(qp->state), IB_QPS_SQD);
-	/* The run that the move to SQD queued, before the cache goes. */
-	flush_work(&qp->send_work);
 }
 
 static struct kunit_case softrvt_qp_cases[] = {

@@ -259,7 +259,7 @@ struct irq_post {
 
 static void irq_post_now(struct irq_post *p)
 {
-	p->in_hardirq = in_hardirq() || IS_ENABLED(CONFIG_PREEMPT_RT);
+	p->in_hardirq = in_hardirq();
 	p->ret = rvt_post_srq_recv(&p->srq->ibsrq, p->wr, &p->bad);
 	complete(&p->done);
 }
@@ -282,7 +282,9 @@ static void check_irq_post(struct kunit *test, struct srq_fixture *f,
 
 	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&p->done, 10 * HZ),
 			0);
-	KUNIT_EXPECT_TRUE(test, p->in_hardirq);
+	/* On PREEMPT_RT the default kinds run in a thread, as handlers do. */
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		KUNIT_EXPECT_TRUE(test, p->in_hardirq);
 	KUNIT_EXPECT_EQ(test, p->ret, 0);
 	/* Consume from process context: lockdep sees both contexts. */
 	for (i = 0; i < 8; i++) {
