@@ -142,26 +142,29 @@ static void icrc_chosen_crc32_agrees(struct kunit *test)
 	icrc_agrees(test, icrc_by_chosen, NULL);
 }
 
-/* So does each crypto driver of "crc32" it may choose. */
-static void icrc_by_crc32_driver(struct kunit *test, const char *driver)
+/*
+ * So does each crypto driver of "crc32" it may choose: crc32-generic and
+ * crc32-pclmul (loaded on demand where the CPU has PCLMULQDQ, as QEMU's
+ * -cpu max has) before 6.14; since, crc32-lib over crc32_le(), which
+ * runs the arch code itself.  Each one the kernel has is checked.
+ */
+static void icrc_by_each_crc32_driver(struct kunit *test)
 {
-	struct crypto_shash *tfm = crypto_alloc_shash(driver, 0, 0);
+	static const char *const drivers[] = {
+		"crc32-generic", "crc32-pclmul", "crc32-lib",
+	};
+	struct crypto_shash *tfm;
+	int i, found = 0;
 
-	if (IS_ERR(tfm))
-		kunit_skip(test, "no %s: %ld", driver, PTR_ERR(tfm));
-	icrc_agrees(test, rvt_icrc_by, tfm);
-	crypto_free_shash(tfm);
-}
-
-static void icrc_by_crc32_generic(struct kunit *test)
-{
-	icrc_by_crc32_driver(test, "crc32-generic");
-}
-
-/* Loaded on demand where the CPU has PCLMULQDQ (QEMU's -cpu max has). */
-static void icrc_by_crc32_pclmul(struct kunit *test)
-{
-	icrc_by_crc32_driver(test, "crc32-pclmul");
+	for (i = 0; i < ARRAY_SIZE(drivers); i++) {
+		tfm = crypto_alloc_shash(drivers[i], 0, 0);
+		if (IS_ERR(tfm))
+			continue;
+		found++;
+		icrc_agrees(test, rvt_icrc_by, tfm);
+		crypto_free_shash(tfm);
+	}
+	KUNIT_EXPECT_GT(test, found, 0);
 }
 
 /*
@@ -829,8 +832,7 @@ static struct kunit_case softrvt_wire_cases[] = {
 	KUNIT_CASE(icrc_matches_rxe),
 	KUNIT_CASE(icrc_covers_the_invariant_fields),
 	KUNIT_CASE(icrc_chosen_crc32_agrees),
-	KUNIT_CASE(icrc_by_crc32_generic),
-	KUNIT_CASE(icrc_by_crc32_pclmul),
+	KUNIT_CASE(icrc_by_each_crc32_driver),
 	KUNIT_CASE(icrc_of_a_paged_packet),
 	KUNIT_CASE(copy_from_a_paged_packet),
 	KUNIT_CASE(rx_icrc_checked_by_the_engine),
