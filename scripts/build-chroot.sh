@@ -64,11 +64,10 @@ build() {
 	local mirror root=$dir/root
 
 	log "debootstrap $suite into $dir (about 3 minutes)"
-	rm -rf "$dir"
-	mkdir -p "$dir"
+	fresh_dir "$dir"
 	mirror=$(debian_mirror)
 	apt_proxy_env
-	debootstrap --variant=minbase --include="$PKGS" "$suite" "$root" \
+	debootstrap_private --variant=minbase --include="$PKGS" "$suite" "$root" \
 		"$mirror" >&2
 	# sid's Release file reads as expired with some machines' clocks.
 	echo 'Acquire::Check-Valid-Until "false";' \

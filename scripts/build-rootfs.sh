@@ -41,10 +41,10 @@ if [ -f "$root/.softrvt-done" ]; then
 fi
 
 log "debootstrap trixie into $root (about 4 minutes)"
-rm -rf "$root"
+fresh_dir "$root"
 mirror=$(debian_mirror)
 apt_proxy_env
-debootstrap --variant=minbase --include="$PKGS" trixie "$root" "$mirror" >&2
+debootstrap_private --variant=minbase --include="$PKGS" trixie "$root" "$mirror" >&2
 mkdir -p "$root/lib/modules"
 install_boot
 touch "$root/.softrvt-done"

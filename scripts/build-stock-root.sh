@@ -50,12 +50,11 @@ if [ -f "$dir/.softrvt-done" ]; then
 fi
 
 log "debootstrap $target with its kernel into $dir (about 6 minutes)"
-rm -rf "$dir"
-mkdir -p "$dir"
+fresh_dir "$dir"
 root=$dir/root
 mirror=$(debian_mirror)
 apt_proxy_env
-debootstrap --variant=minbase --include="$PKGS" "$suite" "$root" "$mirror" >&2
+debootstrap_private --variant=minbase --include="$PKGS" "$suite" "$root" "$mirror" >&2
 if [ -n "$later" ]; then
 	echo "deb $mirror trixie-backports main" \
 		> "$root/etc/apt/sources.list.d/backports.list"

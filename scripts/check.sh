@@ -175,6 +175,7 @@ if [ -n "$kdir" ]; then
 	cat "$out/harness-sleeper.log"
 	grep -E '^(PASS|FAIL) ' "$out/harness-sleeper.log" >> "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" mirror 2>&1 | tee -a "$results"
+	"$TOP/scripts/harness-tests.sh" "$kdir" freshdir 2>&1 | tee -a "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" kvm 2>&1 | tee -a "$results"
 	# The pair's guest b is caught as the paused guest is, by its missing
 	# heartbeat: one boot pair for both proofs.

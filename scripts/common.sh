@@ -124,6 +124,28 @@ apt_suite() { # DIR TYPE SUITE apt-get-arguments...
 		apt-get "${opts[@]}" "$@" >&2
 }
 
+# An empty directory to debootstrap into.  debootstrap mounts /proc, and
+# in a container binds the host's /dev and /sys, inside its target; when
+# it is killed those mounts stay, and rm -rf would walk into them.  So
+# what an earlier, killed build left mounted under DIR is unmounted
+# first, deepest first, and rm never leaves DIR's file system.
+fresh_dir() { # DIR
+	local m
+
+	for m in $(awk -v d="$1/" 'index($2, d) == 1 { print $2 }' \
+			/proc/self/mounts | sort -r); do
+		umount -l "$m"
+	done
+	rm -rf --one-file-system "$1"
+	mkdir -p "$1"
+}
+
+# debootstrap in a mount namespace of its own: its mounts end with it,
+# even when it is killed.
+debootstrap_private() { # debootstrap-arguments...
+	unshare -m debootstrap "$@"
+}
+
 # debootstrap does not read apt's configuration: hand it apt's proxy.
 apt_proxy_env() {
 	local proxy=""

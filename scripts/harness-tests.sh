@@ -3,11 +3,12 @@
 #
 # Tests of the test harness itself, on the host: the Debian mirror taken
 # from apt's sources, the KVM probe and its fallback to TCG, the watchdog
-# that stops a guest that hangs, the pair of guests that stops as one, and
-# the meeting point of the pair's scripts.  A broken KVM is played by
-# scripts/harness/fake-qemu, so this runs on any machine.
+# that stops a guest that hangs, the pair of guests that stops as one,
+# the meeting point of the pair's scripts, and the clearing of a build
+# directory that a killed debootstrap left with mounts in it.  A broken
+# KVM is played by scripts/harness/fake-qemu, so this runs on any machine.
 #
-# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync]
+# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir]
 # Prints "PASS name"/"FAIL name" lines.
 set -uo pipefail
 
@@ -286,13 +287,34 @@ pairsync_test() {
 	result "pair_sync: in step, out of step, alone, meeting point gone, the end" $ok
 }
 
+# What a killed debootstrap leaves: /proc mounted in its target and a
+# bind of a directory that is not the cache's.  fresh_dir must empty the
+# target and leave the bound directory and its file alone.
+freshdir_test() {
+	local d=$work/fresh ok=0
+	mkdir -p "$d/keep" "$d/t/root/proc" "$d/t/root/dev"
+	echo sentinel > "$d/keep/file"
+	mount -t proc proc "$d/t/root/proc" &&
+		mount --bind "$d/keep" "$d/t/root/dev" ||
+		{ echo "--- freshdir: cannot mount"; ok=1; }
+	(fresh_dir "$d/t") > "$d/log" 2>&1 || { cat "$d/log"; ok=1; }
+	[ -d "$d/t" ] && [ -z "$(ls -A "$d/t")" ] ||
+		{ echo "--- freshdir: left"; ls -AR "$d/t" | head; ok=1; }
+	grep -q "$d/t" /proc/self/mounts &&
+		{ echo "--- freshdir: still mounted"; grep "$d/t" /proc/self/mounts; ok=1; }
+	[ "$(cat "$d/keep/file" 2>/dev/null)" = sentinel ] ||
+		{ echo "--- freshdir: the bound directory lost its file"; ok=1; }
+	result "fresh_dir: unmounts what a killed debootstrap left, removes nothing beyond" $ok
+}
+
 case $what in
-all) mirror_tests; kvm_tests; paused_test; sleeper_test; pair_test; pairsync_test ;;
+all) mirror_tests; kvm_tests; paused_test; sleeper_test; pair_test; pairsync_test; freshdir_test ;;
 mirror) mirror_tests ;;
 kvm) kvm_tests ;;
 paused) paused_test ;;
 sleeper) sleeper_test ;;
 pair) pair_test ;;
 pairsync) pairsync_test ;;
-*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync]"; exit 2 ;;
+freshdir) freshdir_test ;;
+*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir]"; exit 2 ;;
 esac
