@@ -7,7 +7,7 @@
  *
  * A device that is never registered holds two RC QPs of one PD whose
  * peers are each other, on the same-device path: WRs go through
- * rvt_post_send() and the QPs' engines run on softrvt's workqueue (or,
+ * softrvt_post_send() and the QPs' engines run on softrvt's workqueue (or,
  * for a user QP, in the poster's context).  The
  * MR's memory is kernel memory mapped through a scatter list whose DMA
  * addresses are kernel addresses, as ib_core's virtual DMA makes them.
@@ -31,13 +31,13 @@ MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 #define FR_BYTES	(PAGE_SIZE << FR_ORDER)
 
 struct fr_fixture {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	struct ib_pd *pd;
 	struct ib_pd *pd2;		/* another kernel PD */
-	struct rvt_cq *cq;		/* every completion of both QPs */
-	struct rvt_qp *sqp;		/* posts WRITEs and SENDs */
-	struct rvt_qp *rqp;		/* owns the MR, registers it */
-	struct rvt_mr *mr;
+	struct softrvt_cq *cq;		/* every completion of both QPs */
+	struct softrvt_qp *sqp;		/* posts WRITEs and SENDs */
+	struct softrvt_qp *rqp;		/* owns the MR, registers it */
+	struct softrvt_mr *mr;
 	u8 *mem;			/* FR_BYTES for the MR */
 	u8 *src;			/* sqp's source buffer */
 	u8 *dst;			/* rqp's receive buffer */
@@ -58,19 +58,19 @@ static void fr_release(void *ctx)
 	cancel_work_sync(&f->sqp->send_work);
 	cancel_work_sync(&f->rqp->send_work);
 	if (f->mr)
-		rvt_dereg_mr(&f->mr->ibmr, NULL);
-	rvt_rq_free(&f->sqp->r_rq);
-	rvt_rq_free(&f->rqp->r_rq);
+		softrvt_dereg_mr(&f->mr->ibmr, NULL);
+	softrvt_rq_free(&f->sqp->r_rq);
+	softrvt_rq_free(&f->rqp->r_rq);
 	xa_destroy(&f->rdi->qp_xa);
 	xa_destroy(&f->rdi->mr_xa);
-	rvt_cq_cleanup(f->cq);
+	softrvt_cq_cleanup(f->cq);
 	free_pages((unsigned long)f->mem, FR_ORDER);
 }
 
-static struct rvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
-			    u32 qpn, u32 dest)
+static struct softrvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
+				u32 qpn, u32 dest)
 {
-	struct rvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct softrvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
 	qp->ibqp.device = &f->rdi->ibdev;
@@ -80,7 +80,7 @@ static struct rvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
 	qp->ibqp.send_cq = &f->cq->ibcq;
 	qp->ibqp.recv_cq = &f->cq->ibcq;
 	spin_lock_init(&qp->s_lock);
-	INIT_WORK(&qp->send_work, rvt_send_work);
+	INIT_WORK(&qp->send_work, softrvt_send_work);
 	mutex_init(&qp->engine_lock);
 	timer_setup(&qp->rnr_timer, fr_timer, 0);
 	skb_queue_head_init(&qp->r_pkts);
@@ -96,14 +96,14 @@ static struct rvt_qp *fr_qp(struct kunit *test, struct fr_fixture *f,
 	qp->attr.max_rd_atomic = 1;
 	qp->attr.max_dest_rd_atomic = 1;
 	qp->r_wqe = kunit_kzalloc(test, struct_size(qp->r_wqe, sg_list,
-						    RVT_MAX_SGE), GFP_KERNEL);
+						    SOFTRVT_MAX_SGE), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->r_wqe);
 	qp->s_size = FR_SEND_WR + 1;
-	qp->s_stride = ALIGN(sizeof(struct rvt_swqe) +
+	qp->s_stride = ALIGN(sizeof(struct softrvt_swqe) +
 			     sizeof(struct rvt_wqe_sge), 8);
 	qp->s_wq = kunit_kzalloc(test, qp->s_size * qp->s_stride, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->s_wq);
-	KUNIT_ASSERT_EQ(test, rvt_rq_init(&qp->r_rq, 4, 1, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_rq_init(&qp->r_rq, 4, 1, false), 0);
 	KUNIT_ASSERT_EQ(test, xa_insert_irq(&f->rdi->qp_xa, qpn, qp,
 					    GFP_KERNEL), 0);
 	return qp;
@@ -134,7 +134,7 @@ static struct fr_fixture *fr_setup(struct kunit *test)
 	spin_lock_init(&f->rdi->atomic_lock);
 	f->pd->device = &f->rdi->ibdev;
 	f->pd2->device = &f->rdi->ibdev;
-	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->cq, FR_CQE, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_init(f->cq, FR_CQE, false), 0);
 	f->sqp = fr_qp(test, f, FR_SQPN, FR_RQPN);
 	f->rqp = fr_qp(test, f, FR_RQPN, FR_SQPN);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fr_release, f),
@@ -143,10 +143,10 @@ static struct fr_fixture *fr_setup(struct kunit *test)
 }
 
 /* A fast-registration MR of @pd, as ib_alloc_mr() leaves it. */
-static struct rvt_mr *fr_alloc(struct kunit *test, struct fr_fixture *f,
-			       struct ib_pd *pd, u32 max_num_sg)
+static struct softrvt_mr *fr_alloc(struct kunit *test, struct fr_fixture *f,
+				   struct ib_pd *pd, u32 max_num_sg)
 {
-	struct ib_mr *ibmr = rvt_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg);
+	struct ib_mr *ibmr = softrvt_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_num_sg);
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
 	ibmr->device = pd->device;
@@ -158,7 +158,7 @@ static struct rvt_mr *fr_alloc(struct kunit *test, struct fr_fixture *f,
  * Map @n pieces of f->mem, (offset, length) pairs in @piece, in blocks of
  * @bsize bytes, skipping @skip bytes of the first, as ib_map_mr_sg() does.
  */
-static int fr_map(struct fr_fixture *f, struct rvt_mr *mr, u32 bsize,
+static int fr_map(struct fr_fixture *f, struct softrvt_mr *mr, u32 bsize,
 		  const u32 (*piece)[2], int n, unsigned int skip)
 {
 	struct scatterlist sg[4];
@@ -171,20 +171,20 @@ static int fr_map(struct fr_fixture *f, struct rvt_mr *mr, u32 bsize,
 		sg_dma_len(&sg[i]) = piece[i][1];
 	}
 	mr->ibmr.page_size = bsize;
-	return rvt_map_mr_sg(&mr->ibmr, sg, n, skip ? &skip : NULL);
+	return softrvt_map_mr_sg(&mr->ibmr, sg, n, skip ? &skip : NULL);
 }
 
-static void fr_post(struct kunit *test, struct rvt_qp *qp,
+static void fr_post(struct kunit *test, struct softrvt_qp *qp,
 		    const struct ib_send_wr *wr)
 {
 	const struct ib_send_wr *bad = NULL;
 
-	KUNIT_ASSERT_EQ(test, rvt_post_send(&qp->ibqp, wr, &bad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_send(&qp->ibqp, wr, &bad), 0);
 	flush_work(&qp->send_work);
 }
 
-static void fr_reg(struct kunit *test, struct fr_fixture *f, struct rvt_qp *qp,
-		   struct rvt_mr *mr, int access, u64 wr_id)
+static void fr_reg(struct kunit *test, struct fr_fixture *f, struct softrvt_qp *qp,
+		   struct softrvt_mr *mr, int access, u64 wr_id)
 {
 	struct ib_reg_wr wr = {
 		.wr = { .opcode = IB_WR_REG_MR, .wr_id = wr_id },
@@ -196,7 +196,7 @@ static void fr_reg(struct kunit *test, struct fr_fixture *f, struct rvt_qp *qp,
 	fr_post(test, qp, &wr.wr);
 }
 
-static void fr_inv(struct kunit *test, struct rvt_qp *qp, u32 key,
+static void fr_inv(struct kunit *test, struct softrvt_qp *qp, u32 key,
 		   u64 wr_id)
 {
 	struct ib_send_wr wr = {
@@ -228,7 +228,7 @@ static struct ib_wc fr_wc(struct kunit *test, struct fr_fixture *f)
 {
 	struct ib_wc wc = {};
 
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 1, &wc), 1);
 	return wc;
 }
 
@@ -246,11 +246,11 @@ static void fr_expect_wc(struct kunit *test, struct fr_fixture *f, u64 wr_id,
 static bool fr_key_finds(struct fr_fixture *f, u32 key, u64 va, u64 len,
 			 int access)
 {
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 
-	if (rvt_mr_lookup(f->pd, key, va, len, access, &mr))
+	if (softrvt_mr_lookup(f->pd, key, va, len, access, &mr))
 		return false;
-	rvt_put_mr(mr);
+	softrvt_put_mr(mr);
 	return true;
 }
 
@@ -268,20 +268,20 @@ static void alloc_mr_type_and_size(struct kunit *test)
 	struct fr_fixture *f = fr_setup(test);
 	struct ib_mr *ibmr;
 
-	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS,
-						   8)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_INTEGRITY,
-						   8)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_DMA,
-						   8)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
-						   0)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
-						   RVT_MAX_FAST_REG_PAGES + 1)),
+	KUNIT_EXPECT_EQ(test, PTR_ERR(softrvt_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS,
+						       8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(softrvt_alloc_mr(f->pd, IB_MR_TYPE_INTEGRITY,
+						       8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(softrvt_alloc_mr(f->pd, IB_MR_TYPE_DMA,
+						       8)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(softrvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+						       0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(softrvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+						       SOFTRVT_MAX_FAST_REG_PAGES + 1)),
 			-EINVAL);
-	KUNIT_EXPECT_GE(test, RVT_MAX_FAST_REG_PAGES, 512);
+	KUNIT_EXPECT_GE(test, SOFTRVT_MAX_FAST_REG_PAGES, 512);
 
-	ibmr = rvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, RVT_MAX_FAST_REG_PAGES);
+	ibmr = softrvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, SOFTRVT_MAX_FAST_REG_PAGES);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
 	ibmr->device = f->pd->device;
 	f->mr = ibmr_to_rvtmr(ibmr);
@@ -291,16 +291,16 @@ static void alloc_mr_type_and_size(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->rdi->n_mrs), 1);
 }
 
-/* Where rvt_mr_map() puts @iova of a registered MR. */
-static void fr_expect_map(struct kunit *test, struct rvt_mr *mr, u64 iova,
+/* Where softrvt_mr_map() puts @iova of a registered MR. */
+static void fr_expect_map(struct kunit *test, struct softrvt_mr *mr, u64 iova,
 			  const u8 *want, u32 want_avail)
 {
 	u32 avail;
-	void *p = rvt_mr_map(mr, iova, 1U << 20, &avail);
+	void *p = softrvt_mr_map(mr, iova, 1U << 20, &avail);
 
 	KUNIT_EXPECT_PTR_EQ(test, p, (void *)want);
 	KUNIT_EXPECT_EQ(test, avail, want_avail);
-	rvt_mr_unmap(mr, p);
+	softrvt_mr_unmap(mr, p);
 }
 
 /*
@@ -325,8 +325,8 @@ static void map_mr_sg_4k_blocks_with_offsets(struct kunit *test)
 			(u64)(SZ_4K - 612 + SZ_4K + 1000));
 	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 3);
 
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
-					      IB_ACCESS_LOCAL_WRITE), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+						  IB_ACCESS_LOCAL_WRITE), IB_WC_SUCCESS);
 	fr_expect_map(test, f->mr, iova, f->mem + 612, SZ_4K - 612);
 	fr_expect_map(test, f->mr, iova + SZ_4K - 613, f->mem + SZ_4K - 1, 1);
 	/* The next iova is in the third piece, past the gap. */
@@ -358,18 +358,18 @@ static void map_mr_sg_blocks_larger_than_a_page(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, FR_BYTES, piece, 1, 0), 1);
 	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 1);
 	iova = f->mr->ibmr.iova;
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
-					      0), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+						  0), IB_WC_SUCCESS);
 	fr_expect_map(test, f->mr, iova, f->mem + 300, FR_BYTES - 300);
 	fr_expect_map(test, f->mr, iova + FR_BYTES - 301, f->mem + FR_BYTES - 1,
 		      1);
 
-	KUNIT_EXPECT_EQ(test, rvt_mr_invalidate(f->pd, f->mr->ibmr.rkey), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_invalidate(f->pd, f->mr->ibmr.rkey), 0);
 	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, PAGE_SIZE, piece, 1, 0), 1);
 	KUNIT_EXPECT_EQ(test, f->mr->fr_mapped, 1 << FR_ORDER);
 	ib_update_fast_reg_key(&f->mr->ibmr, ib_inc_rkey(f->mr->ibmr.rkey));
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
-					      0), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+						  0), IB_WC_SUCCESS);
 	fr_expect_map(test, f->mr, iova, f->mem + 300, PAGE_SIZE - 300);
 	fr_expect_map(test, f->mr, iova + PAGE_SIZE - 300, f->mem + PAGE_SIZE,
 		      PAGE_SIZE);
@@ -450,7 +450,7 @@ static void reg_inv_rotate_keys(struct kunit *test)
 
 	/* The peer invalidates it with its SEND. */
 	fr_fill(f->src, 64, 9);
-	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
 	swr.ex.invalidate_rkey = f->mr->ibmr.rkey;
 	fr_post(test, f->sqp, &swr);
 	wc = fr_wc(test, f);
@@ -478,82 +478,82 @@ static void reg_mr_errors(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
 	const u32 piece[1][2] = { { 0, SZ_4K } };
-	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
-	struct rvt_mr plain = { .fr_pages = NULL };
+	struct softrvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct softrvt_mr plain = { .fr_pages = NULL };
 	u32 key;
 
 	f->mr = fr_alloc(test, f, f->pd, 1);
 	key = f->mr->ibmr.rkey;
 	/* Not mapped yet. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key, 0),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key, 0),
 			IB_WC_MW_BIND_ERR);
 	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
 	/* Another MR index in the key. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key + BIT(8), 0),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key + BIT(8), 0),
 			IB_WC_MW_BIND_ERR);
 	/* Rights it may not have: remote write needs local write. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key,
-					      IB_ACCESS_REMOTE_WRITE),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key,
+						  IB_ACCESS_REMOTE_WRITE),
 			IB_WC_MW_BIND_ERR);
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key,
-					      IB_ZERO_BASED),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key,
+						  IB_ZERO_BASED),
 			IB_WC_MW_BIND_ERR);
 	/* Not a fast-registration MR. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, &plain, key, 0),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, &plain, key, 0),
 			IB_WC_MW_BIND_ERR);
 	/* Of another PD. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
-					      0), IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
+						  0), IB_WC_LOC_PROT_ERR);
 	/* None of that made it valid; an optional right is ignored. */
 	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, key, f->mr->ibmr.iova, 1, 0));
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a,
-					      IB_ACCESS_RELAXED_ORDERING),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a,
+						  IB_ACCESS_RELAXED_ORDERING),
 			IB_WC_SUCCESS);
 	/* Valid already, even with its own key. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a, 0),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, key ^ 0x5a, 0),
 			IB_WC_MW_BIND_ERR);
 	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, key ^ 0x5a, f->mr->ibmr.iova,
 					     1, 0));
-	rvt_dereg_mr(&other->ibmr, NULL);
+	softrvt_dereg_mr(&other->ibmr, NULL);
 }
 
 /* Every way IB_WR_LOCAL_INV fails, and its status. */
 static void local_inv_errors(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
-	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
-	struct ib_mr *dma = rvt_get_dma_mr(f->pd, IB_ACCESS_LOCAL_WRITE);
-	struct rvt_swqe wqe = { .opcode = IB_WR_LOCAL_INV };
+	struct softrvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct ib_mr *dma = softrvt_get_dma_mr(f->pd, IB_ACCESS_LOCAL_WRITE);
+	struct softrvt_swqe wqe = { .opcode = IB_WR_LOCAL_INV };
 	const u32 piece[1][2] = { { 0, SZ_4K } };
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dma));
 	dma->device = f->pd->device;
 	f->mr = fr_alloc(test, f, f->pd, 1);
 	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
-					      0), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+						  0), IB_WC_SUCCESS);
 
 	/* The key's consumer byte, another index, another PD. */
 	wqe.rkey = f->mr->ibmr.rkey ^ 1;
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
 	wqe.rkey = f->mr->ibmr.rkey + BIT(12);
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
 	wqe.rkey = other->ibmr.rkey;
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_LOC_PROT_ERR);
 	/* An MR that is not for fast registration. */
 	wqe.rkey = dma->rkey;
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_MW_BIND_ERR);
 	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, dma->rkey, 0, 1, 0));
 	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey,
 					     f->mr->ibmr.iova, 1, 0));
 	/* Twice: the second finds it invalid, which is fine. */
 	wqe.rkey = f->mr->ibmr.rkey;
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &wqe), IB_WC_SUCCESS);
 	KUNIT_EXPECT_FALSE(test, fr_key_finds(f, f->mr->ibmr.rkey,
 					      f->mr->ibmr.iova, 1, 0));
-	rvt_dereg_mr(&other->ibmr, NULL);
-	rvt_dereg_mr(dma, NULL);
+	softrvt_dereg_mr(&other->ibmr, NULL);
+	softrvt_dereg_mr(dma, NULL);
 }
 
 /*
@@ -572,8 +572,8 @@ static void reg_mr_error_fails_the_qp(struct kunit *test)
 
 	f->mr = fr_alloc(test, f, f->pd, 1);
 	KUNIT_ASSERT_EQ(test, fr_map(f, f->mr, SZ_4K, piece, 1, 0), 1);
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
-					      0), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, f->mr, f->mr->ibmr.rkey,
+						  0), IB_WC_SUCCESS);
 	wr.mr = &f->mr->ibmr;
 	wr.key = f->mr->ibmr.rkey;
 	wr.wr.next = &inv;
@@ -607,7 +607,7 @@ static void local_inv_error_fails_the_qp(struct kunit *test)
 static void send_with_inv_bad_rkey(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
-	struct rvt_mr *other = fr_alloc(test, f, f->pd2, 1);
+	struct softrvt_mr *other = fr_alloc(test, f, f->pd2, 1);
 	struct ib_sge rsge = { .addr = (uintptr_t)f->dst, .length = 64 };
 	struct ib_recv_wr rwr = { .wr_id = 0x400, .sg_list = &rsge,
 				  .num_sge = 1 };
@@ -617,16 +617,16 @@ static void send_with_inv_bad_rkey(struct kunit *test)
 				  .wr_id = 0x401, .sg_list = &ssge,
 				  .num_sge = 1 };
 	const u32 piece[1][2] = { { 0, SZ_4K } };
-	struct rvt_mr *found = NULL;
+	struct softrvt_mr *found = NULL;
 
 	/* Valid, but of another PD than the responder's. */
 	KUNIT_ASSERT_EQ(test, fr_map(f, other, SZ_4K, piece, 1, 0), 1);
 	f->rqp->ibqp.pd = f->pd2;
-	KUNIT_ASSERT_EQ(test, rvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
-					      0), IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_fast_reg(f->rqp, other, other->ibmr.rkey,
+						  0), IB_WC_SUCCESS);
 	f->rqp->ibqp.pd = f->pd;
 
-	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
 	swr.ex.invalidate_rkey = other->ibmr.rkey;
 	fr_post(test, f->sqp, &swr);
 	flush_work(&f->rqp->send_work);
@@ -636,11 +636,11 @@ static void send_with_inv_bad_rkey(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(f->sqp->state), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
 	/* Still valid. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(f->pd2, other->ibmr.rkey,
-					    other->ibmr.iova, 1, 0, &found), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(f->pd2, other->ibmr.rkey,
+						other->ibmr.iova, 1, 0, &found), 0);
 	if (found)
-		rvt_put_mr(found);
-	rvt_dereg_mr(&other->ibmr, NULL);
+		softrvt_put_mr(found);
+	softrvt_dereg_mr(&other->ibmr, NULL);
 }
 
 /*
@@ -666,11 +666,11 @@ static void user_post_send_runs_the_engine(struct kunit *test)
 	/* ib_core's type is private to it; softrvt never looks inside. */
 	f->sqp->ibqp.uobject = (void *)&user_post_send_runs_the_engine;
 	fr_fill(f->src, 64, 5);
-	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
-	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
 
 	/* Idle: done when post_send returns, nothing waited for. */
-	KUNIT_ASSERT_EQ(test, rvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
 	fr_expect_wc(test, f, 0x500, IB_WC_RECV, IB_WC_SUCCESS);
 	fr_expect_wc(test, f, 0x501, IB_WC_SEND, IB_WC_SUCCESS);
 	KUNIT_EXPECT_MEMEQ(test, f->dst, f->src, 64);
@@ -678,10 +678,10 @@ static void user_post_send_runs_the_engine(struct kunit *test)
 	/* Running elsewhere: not run here, but run once that run ends. */
 	fr_fill(f->src, 64, 9);
 	mutex_lock(&f->sqp->engine_lock);
-	KUNIT_EXPECT_EQ(test, rvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_post_send(&f->sqp->ibqp, &swr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 1, &wc), 0);
 	mutex_unlock(&f->sqp->engine_lock);
-	rvt_sync_send(f->sqp);
+	softrvt_sync_send(f->sqp);
 	fr_expect_wc(test, f, 0x500, IB_WC_RECV, IB_WC_SUCCESS);
 	fr_expect_wc(test, f, 0x501, IB_WC_SEND, IB_WC_SUCCESS);
 	KUNIT_EXPECT_MEMEQ(test, f->dst, f->src, 64);
@@ -693,7 +693,7 @@ static int fr_placement(struct fr_fixture *f, enum ib_wr_opcode opcode,
 			u64 va, u32 rkey, u32 len, u8 type, u8 level, u64 value,
 			u64 wr_id)
 {
-	struct rvt_placement_wr pwr = {
+	struct softrvt_placement_send_wr pwr = {
 		.wr = { .opcode = opcode, .wr_id = wr_id },
 		.remote_addr = va,
 		.rkey = rkey,
@@ -702,7 +702,7 @@ static int fr_placement(struct fr_fixture *f, enum ib_wr_opcode opcode,
 		.flush_type = type,
 		.flush_level = level,
 	};
-	int ret = rvt_post_placement_wr(&f->sqp->ibqp, &pwr.wr);
+	int ret = softrvt_post_placement_wr(&f->sqp->ibqp, &pwr.wr);
 
 	flush_work(&f->sqp->send_work);
 	return ret;
@@ -735,7 +735,7 @@ static void placement_wrs(struct kunit *test)
 	u64 iova;
 
 	/* A kernel WR has no layout for them. */
-	KUNIT_EXPECT_EQ(test, rvt_post_send(&f->sqp->ibqp, &plain, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_post_send(&f->sqp->ibqp, &plain, &bad),
 			-EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad, (const struct ib_send_wr *)&plain);
 	iova = fr_flushable(test, f);
@@ -767,18 +767,18 @@ static void placement_wrs(struct kunit *test)
 	fr_expect_wc(test, f, 0x704, IB_WC_FLUSH, IB_WC_SUCCESS);
 
 	/* Past the region, persistent, unaligned: each fails the pair. */
-	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova + 8,
-						  FR_BYTES, IB_FLUSH_GLOBAL,
+	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova + 8,
+						      FR_BYTES, IB_FLUSH_GLOBAL,
 						  IB_FLUSH_RANGE), -EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova, 8,
-						  IB_FLUSH_PERSISTENT,
+	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova, 8,
+						      IB_FLUSH_PERSISTENT,
 						  IB_FLUSH_RANGE), -EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_placement_atomic_write(f->rqp, key,
-							 iova + 4, value),
+	KUNIT_EXPECT_EQ(test, softrvt_placement_atomic_write(f->rqp, key,
+							     iova + 4, value),
 			-EINVAL);
 	f->mr->access &= ~IB_ACCESS_FLUSH_GLOBAL;
-	KUNIT_EXPECT_EQ(test, rvt_placement_flush(f->rqp, key, iova, 8,
-						  IB_FLUSH_GLOBAL,
+	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova, 8,
+						      IB_FLUSH_GLOBAL,
 						  IB_FLUSH_MR), -EACCES);
 	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_ATOMIC_WRITE, iova + 1028,
 					   key, 0, 0, 0, value, 0x705), 0);
@@ -800,8 +800,8 @@ static void placement_wrs_refused(struct kunit *test)
 					   0, 0, 0, 1, 0x711), -EINVAL);
 	f->sqp->ibqp.qp_type = IB_QPT_RC;
 	f->rqp->attr.qp_access_flags &= ~IB_ACCESS_REMOTE_WRITE;
-	KUNIT_EXPECT_EQ(test, rvt_placement_atomic_write(f->rqp, key, iova,
-							 1), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_placement_atomic_write(f->rqp, key, iova,
+							     1), -EACCES);
 	f->rqp->attr.qp_access_flags &= ~IB_ACCESS_FLUSH_GLOBAL;
 	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_FLUSH, iova, key, 8,
 					   IB_FLUSH_GLOBAL, IB_FLUSH_RANGE, 0,
@@ -836,52 +836,52 @@ static struct kunit_suite softrvt_frwr_suite = {
 
 static void mw_dealloc_action(void *ctx)
 {
-	struct rvt_mw *mw = ctx;
+	struct softrvt_mw *mw = ctx;
 
-	rvt_dealloc_mw(&mw->ibmw);
+	softrvt_dealloc_mw(&mw->ibmw);
 }
 
 /*
  * A window of @pd, as ib_core's alloc_mw makes it; deallocated when the
  * test ends, before the fixture's MR is deregistered.
  */
-static struct rvt_mw *mw_alloc(struct kunit *test, struct fr_fixture *f,
-			       struct ib_pd *pd, enum ib_mw_type type)
+static struct softrvt_mw *mw_alloc(struct kunit *test, struct fr_fixture *f,
+				   struct ib_pd *pd, enum ib_mw_type type)
 {
-	struct rvt_mw *mw = kunit_kzalloc(test, sizeof(*mw), GFP_KERNEL);
+	struct softrvt_mw *mw = kunit_kzalloc(test, sizeof(*mw), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, mw);
 	mw->ibmw.device = &f->rdi->ibdev;
 	mw->ibmw.pd = pd;
 	mw->ibmw.type = type;
-	KUNIT_ASSERT_EQ(test, rvt_alloc_mw(&mw->ibmw, NULL), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_alloc_mw(&mw->ibmw, NULL), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mw_dealloc_action,
 							mw), 0);
 	return mw;
 }
 
 /* An MR of @pd over all of f->mem, registered with @access. */
-static struct rvt_mr *mw_mr(struct kunit *test, struct fr_fixture *f,
-			    struct ib_pd *pd, int access)
+static struct softrvt_mr *mw_mr(struct kunit *test, struct fr_fixture *f,
+				struct ib_pd *pd, int access)
 {
 	const u32 piece[1][2] = { { 0, FR_BYTES } };
-	struct rvt_mr *mr = fr_alloc(test, f, pd, FR_BYTES / SZ_4K);
+	struct softrvt_mr *mr = fr_alloc(test, f, pd, FR_BYTES / SZ_4K);
 	struct ib_pd *qp_pd = f->rqp->ibqp.pd;
 
 	KUNIT_ASSERT_EQ(test, fr_map(f, mr, SZ_4K, piece, 1, 0), 1);
 	f->rqp->ibqp.pd = pd;
-	KUNIT_EXPECT_EQ(test, rvt_mr_fast_reg(f->rqp, mr, mr->ibmr.rkey, access),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_fast_reg(f->rqp, mr, mr->ibmr.rkey, access),
 			IB_WC_SUCCESS);
 	f->rqp->ibqp.pd = qp_pd;
 	return mr;
 }
 
 /* IB_WR_BIND_MW through @qp's send queue and engine. */
-static void mw_post_bind(struct kunit *test, struct rvt_qp *qp, u32 key,
-			 struct rvt_mr *mr, u64 va, u64 len, int access,
+static void mw_post_bind(struct kunit *test, struct softrvt_qp *qp, u32 key,
+			 struct softrvt_mr *mr, u64 va, u64 len, int access,
 			 u64 wr_id)
 {
-	struct rvt_bind_wr wr = {
+	struct softrvt_bind_wr wr = {
 		.wr = { .opcode = IB_WR_BIND_MW, .wr_id = wr_id },
 		.rkey = key,
 		.mr_lkey = mr ? mr->ibmr.lkey : 0,
@@ -890,16 +890,16 @@ static void mw_post_bind(struct kunit *test, struct rvt_qp *qp, u32 key,
 		.access = access,
 	};
 
-	KUNIT_ASSERT_EQ(test, rvt_post_local_wr(&qp->ibqp, &wr.wr), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_local_wr(&qp->ibqp, &wr.wr), 0);
 	flush_work(&qp->send_work);
 }
 
 /* The same bind, executed at once, the QP untouched. */
-static enum ib_wc_status mw_bind(struct rvt_qp *qp, u32 key,
-				 struct rvt_mr *mr, u64 va, u64 len,
+static enum ib_wc_status mw_bind(struct softrvt_qp *qp, u32 key,
+				 struct softrvt_mr *mr, u64 va, u64 len,
 				 int access)
 {
-	struct rvt_swqe wqe = {
+	struct softrvt_swqe wqe = {
 		.opcode = IB_WR_BIND_MW,
 		.rkey = key,
 		.bind_lkey = mr ? mr->ibmr.lkey : 0,
@@ -908,18 +908,18 @@ static enum ib_wc_status mw_bind(struct rvt_qp *qp, u32 key,
 		.reg_access = access,
 	};
 
-	return rvt_mw_bind(qp, &wqe);
+	return softrvt_mw_bind(qp, &wqe);
 }
 
 /* Whether @qp's peer may access [@va, @va + @len) with @rkey. */
-static bool mw_key_finds(struct rvt_qp *qp, u32 rkey, u64 va, u64 len,
+static bool mw_key_finds(struct softrvt_qp *qp, u32 rkey, u64 va, u64 len,
 			 int access)
 {
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 
-	if (rvt_rkey_lookup(qp, rkey, va, len, access, &mr))
+	if (softrvt_rkey_lookup(qp, rkey, va, len, access, &mr))
 		return false;
-	rvt_put_mr(mr);
+	softrvt_put_mr(mr);
 	return true;
 }
 
@@ -932,8 +932,8 @@ static void mw_type1_bind_rebind_unbind(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
 	int racc = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ;
-	struct rvt_mw *mw;
-	struct rvt_mr *found;
+	struct softrvt_mw *mw;
+	struct softrvt_mr *found;
 	u32 k0, k1, k2, k3;
 	u64 base;
 
@@ -972,8 +972,8 @@ static void mw_type1_bind_rebind_unbind(struct kunit *test)
 					      IB_ACCESS_REMOTE_WRITE));
 	f->rqp->ibqp.pd = f->pd;
 	/* A window's key is no lkey. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(f->pd, k1, base + 1000, 1, 0,
-					    &found), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(f->pd, k1, base + 1000, 1, 0,
+						&found), -EACCES);
 
 	/* A WRITE through it lands in the window, and nowhere else. */
 	fr_fill(f->src, 3000, 3);
@@ -1023,8 +1023,8 @@ static void mw_type1_bind_rebind_unbind(struct kunit *test)
 static void mw_type2_bind_local_inv(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
-	struct rvt_swqe inv = { .opcode = IB_WR_LOCAL_INV };
-	struct rvt_mw *mw;
+	struct softrvt_swqe inv = { .opcode = IB_WR_LOCAL_INV };
+	struct softrvt_mw *mw;
 	u32 k1;
 	u64 base;
 
@@ -1055,16 +1055,16 @@ static void mw_type2_bind_local_inv(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 1);
 
 	/* Its MR can be neither invalidated nor deregistered. */
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->rqp, f->mr->ibmr.rkey),
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->rqp, f->mr->ibmr.rkey),
 			-EBUSY);
 	inv.rkey = f->mr->ibmr.rkey;
-	KUNIT_EXPECT_EQ(test, rvt_local_op(f->rqp, &inv), IB_WC_MW_BIND_ERR);
-	KUNIT_EXPECT_EQ(test, rvt_dereg_mr(&f->mr->ibmr, NULL), -EBUSY);
+	KUNIT_EXPECT_EQ(test, softrvt_local_op(f->rqp, &inv), IB_WC_MW_BIND_ERR);
+	KUNIT_EXPECT_EQ(test, softrvt_dereg_mr(&f->mr->ibmr, NULL), -EBUSY);
 	KUNIT_EXPECT_TRUE(test, fr_key_finds(f, f->mr->ibmr.rkey, base, 1, 0));
 
 	/* Only its QP invalidates it, and only by its whole key. */
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->sqp, k1), -EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->rqp, k1 ^ 1), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->sqp, k1), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->rqp, k1 ^ 1), -EACCES);
 	KUNIT_EXPECT_TRUE(test, mw_key_finds(f->rqp, k1, base, 1,
 					     IB_ACCESS_REMOTE_WRITE));
 	fr_inv(test, f->rqp, k1, 0x602);
@@ -1074,7 +1074,7 @@ static void mw_type2_bind_local_inv(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 0);
 
 	/* The MR is free to invalidate now; the window's key is dead. */
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->rqp, f->mr->ibmr.rkey), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->rqp, f->mr->ibmr.rkey), 0);
 	fr_fill(f->src, 64, 7);
 	fr_write(test, f, base, k1, 64, 0x603);
 	fr_expect_wc(test, f, 0x603, 0, IB_WC_REM_ACCESS_ERR);
@@ -1096,7 +1096,7 @@ static void mw_type2_send_with_inv(struct kunit *test)
 	struct ib_send_wr swr = { .opcode = IB_WR_SEND_WITH_INV,
 				  .wr_id = 0x691, .sg_list = &ssge,
 				  .num_sge = 1 };
-	struct rvt_mw *mw;
+	struct softrvt_mw *mw;
 	struct ib_wc wc;
 	u32 k1, k2;
 	u64 base;
@@ -1112,7 +1112,7 @@ static void mw_type2_send_with_inv(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, mw_key_finds(f->rqp, k1, base + SZ_4K, 1,
 					     IB_ACCESS_REMOTE_WRITE));
 
-	KUNIT_ASSERT_EQ(test, rvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_post_recv(&f->rqp->ibqp, &rwr, &rbad), 0);
 	swr.ex.invalidate_rkey = k1;
 	fr_fill(f->src, 64, 6);
 	fr_post(test, f->sqp, &swr);
@@ -1135,7 +1135,7 @@ static void mw_type2_send_with_inv(struct kunit *test)
 					     IB_ACCESS_REMOTE_READ));
 	KUNIT_EXPECT_FALSE(test, mw_key_finds(f->rqp, k1, base, 1,
 					      IB_ACCESS_REMOTE_READ));
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->rqp, k2), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->rqp, k2), 0);
 }
 
 /* Every way IB_WR_BIND_MW fails: IB_WC_MW_BIND_ERR, nothing bound. */
@@ -1143,9 +1143,9 @@ static void mw_bind_errors(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
 	int wr = IB_ACCESS_REMOTE_WRITE, rd = IB_ACCESS_REMOTE_READ;
-	struct rvt_mr *nobind, *ro, *other;
-	struct rvt_mw *mw1, *mw2, *mwo;
-	struct rvt_bind_wr kwr = { .wr = { .opcode = IB_WR_BIND_MW } };
+	struct softrvt_mr *nobind, *ro, *other;
+	struct softrvt_mw *mw1, *mw2, *mwo;
+	struct softrvt_bind_wr kwr = { .wr = { .opcode = IB_WR_BIND_MW } };
 	const struct ib_send_wr *bad;
 	u32 k1, k2, ko;
 	u64 base;
@@ -1208,7 +1208,7 @@ static void mw_bind_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mw_bind(f->rqp, ib_inc_rkey(k2), f->mr, base, 64,
 				      rd), IB_WC_MW_BIND_ERR);
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 1);
-	KUNIT_EXPECT_EQ(test, rvt_rkey_invalidate(f->rqp, k2), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_rkey_invalidate(f->rqp, k2), 0);
 
 	/* None of the failures bound anything. */
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 0);
@@ -1226,7 +1226,7 @@ static void mw_bind_errors(struct kunit *test)
 
 	/* Kernel consumers cannot post it: ib_verbs has no layout for it. */
 	kwr.rkey = k1;
-	KUNIT_EXPECT_EQ(test, rvt_post_send(&f->rqp->ibqp, &kwr.wr, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_post_send(&f->rqp->ibqp, &kwr.wr, &bad),
 			-EINVAL);
 	/* Through the send queue, a failure fails the QP. */
 	mw_post_bind(test, f->rqp, k1, nobind, base, 64, rd, 0x700);
@@ -1234,9 +1234,9 @@ static void mw_bind_errors(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(f->rqp->state), IB_QPS_ERR);
 
 	/* Nothing stayed bound to them. */
-	KUNIT_EXPECT_EQ(test, rvt_dereg_mr(&nobind->ibmr, NULL), 0);
-	KUNIT_EXPECT_EQ(test, rvt_dereg_mr(&ro->ibmr, NULL), 0);
-	KUNIT_EXPECT_EQ(test, rvt_dereg_mr(&other->ibmr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_dereg_mr(&nobind->ibmr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_dereg_mr(&ro->ibmr, NULL), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_dereg_mr(&other->ibmr, NULL), 0);
 }
 
 /*
@@ -1247,7 +1247,7 @@ static void mw_qp_destroy_and_dealloc(struct kunit *test)
 {
 	struct fr_fixture *f = fr_setup(test);
 	int rd = IB_ACCESS_REMOTE_READ;
-	struct rvt_mw *mw1, *mw2;
+	struct softrvt_mw *mw1, *mw2;
 	u32 k1, k2;
 	u64 base;
 
@@ -1265,9 +1265,9 @@ static void mw_qp_destroy_and_dealloc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 2);
 
 	/* Another QP going away leaves them. */
-	rvt_mw_unbind_qp(f->sqp);
+	softrvt_mw_unbind_qp(f->sqp);
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 2);
-	rvt_mw_unbind_qp(f->rqp);
+	softrvt_mw_unbind_qp(f->rqp);
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 1);
 	KUNIT_EXPECT_FALSE(test, mw_key_finds(f->rqp, k2, base, 1, rd));
 	KUNIT_EXPECT_TRUE(test, mw_key_finds(f->rqp, k1, base, 1, rd));
@@ -1276,8 +1276,8 @@ static void mw_qp_destroy_and_dealloc(struct kunit *test)
 	kunit_release_action(test, mw_dealloc_action, mw1);
 	KUNIT_EXPECT_EQ(test, f->mr->n_mws, 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->rdi->n_mws), 1);
-	KUNIT_EXPECT_PTR_EQ(test, rvt_key_find(f->rdi, k1), NULL);
-	KUNIT_EXPECT_EQ(test, rvt_dereg_mr(&f->mr->ibmr, NULL), 0);
+	KUNIT_EXPECT_PTR_EQ(test, softrvt_key_find(f->rdi, k1), NULL);
+	KUNIT_EXPECT_EQ(test, softrvt_dereg_mr(&f->mr->ibmr, NULL), 0);
 	f->mr = NULL;
 }
 

@@ -3,7 +3,7 @@
  * KUnit tests for MR lookup by key and for copies between scatter lists.
  *
  * MRs are built by hand in a device that is never registered: the tests
- * exercise rvt_mr_lookup(), rvt_mr_map() and rvt_sge_copy() exactly as the
+ * exercise softrvt_mr_lookup(), softrvt_mr_map() and softrvt_sge_copy() exactly as the
  * send engine calls them.
  */
 
@@ -15,10 +15,10 @@
 #include "softrvt.h"
 
 struct mr_fixture {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	struct ib_pd kpd;		/* a kernel PD */
 	struct ib_pd upd;		/* a "user" PD: uobject set */
-	struct rvt_mr *mr;		/* index 5, variant 0x3c, pages */
+	struct softrvt_mr *mr;		/* index 5, variant 0x3c, pages */
 	struct page *pages[3];
 };
 
@@ -39,7 +39,7 @@ static void mr_fixture_release(void *ctx)
 static struct mr_fixture *mr_setup(struct kunit *test)
 {
 	struct mr_fixture *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, f);
@@ -68,7 +68,7 @@ static struct mr_fixture *mr_setup(struct kunit *test)
 	mr->length = 3 * PAGE_SIZE - 100;
 	mr->access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ;
 	mr->ibmr.pd = &f->upd;
-	mr->ibmr.lkey = rvt_mr_make_key(5);
+	mr->ibmr.lkey = softrvt_mr_make_key(5);
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->key = mr->ibmr.lkey;
 	mr->valid = true;
@@ -88,44 +88,44 @@ static void mr_lookup_checks_key_pd_access_bounds(struct kunit *test)
 	struct mr_fixture *f = mr_setup(test);
 	u32 key = f->mr->ibmr.lkey;
 	u64 iova = f->mr->iova, len = f->mr->length;
-	struct rvt_mr *mr = NULL;
+	struct softrvt_mr *mr = NULL;
 
-	KUNIT_ASSERT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, len,
-					    IB_ACCESS_LOCAL_WRITE, &mr), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova, len,
+						IB_ACCESS_LOCAL_WRITE, &mr), 0);
 	KUNIT_EXPECT_PTR_EQ(test, mr, f->mr);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 2);
-	rvt_put_mr(mr);
+	softrvt_put_mr(mr);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
 
 	/* The consumer's key byte must match. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key ^ 1, iova, 1, 0, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key ^ 1, iova, 1, 0, &mr),
 			-EACCES);
 	/* No MR at that index, and index 0 is not an MR. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key + (1 << 8), iova, 1,
-					    0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key + (1 << 8), iova, 1,
+						0, &mr), -EACCES);
 	/* The right index with another tag. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key ^ BIT(31), iova, 1,
-					    0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key ^ BIT(31), iova, 1,
+						0, &mr), -EACCES);
 	/* Another PD. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, key, iova, 1, 0, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->kpd, key, iova, 1, 0, &mr),
 			-EACCES);
 	/* Rights the MR was not registered with. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, 8,
-					    IB_ACCESS_REMOTE_WRITE, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova, 8,
+						IB_ACCESS_REMOTE_WRITE, &mr),
 			-EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova, 8,
-					    IB_ACCESS_REMOTE_READ, &mr), 0);
-	rvt_put_mr(mr);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova, 8,
+						IB_ACCESS_REMOTE_READ, &mr), 0);
+	softrvt_put_mr(mr);
 	/* Bounds: before, past the end, and a length that wraps. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova - 1, 1, 0, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova - 1, 1, 0, &mr),
 			-EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + len - 4, 8,
-					    0, &mr), -EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + 8, U64_MAX - 4,
-					    0, &mr), -EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, key, iova + len - 8, 8,
-					    0, &mr), 0);
-	rvt_put_mr(mr);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova + len - 4, 8,
+						0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova + 8, U64_MAX - 4,
+						0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, key, iova + len - 8, 8,
+						0, &mr), 0);
+	softrvt_put_mr(mr);
 	/* Every failure left the count alone. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
 }
@@ -133,32 +133,32 @@ static void mr_lookup_checks_key_pd_access_bounds(struct kunit *test)
 static void mr_lookup_local_dma_lkey(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_mr *mr = (void *)1;
+	struct softrvt_mr *mr = (void *)1;
 
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, 0, 0xffff888000000000ULL,
-					    64, IB_ACCESS_LOCAL_WRITE, &mr), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->kpd, 0, 0xffff888000000000ULL,
+						64, IB_ACCESS_LOCAL_WRITE, &mr), 0);
 	KUNIT_EXPECT_NULL(test, mr);
 	/* Never for a user PD, never for remote access. */
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, 0, 0x1000, 64, 0, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, 0, 0x1000, 64, 0, &mr),
 			-EACCES);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->kpd, 0, 0x1000, 64,
-					    IB_ACCESS_REMOTE_READ, &mr),
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->kpd, 0, 0x1000, 64,
+						IB_ACCESS_REMOTE_READ, &mr),
 			-EACCES);
 }
 
 static void mr_lookup_after_unpublish_fails(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 
 	xa_erase(&f->rdi->mr_xa, 5);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
-					    f->mr->iova, 1, 0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
+						f->mr->iova, 1, 0, &mr), -EACCES);
 	/* A dying MR (count 0) is not handed out either. */
 	xa_store(&f->rdi->mr_xa, 5, f->mr, GFP_KERNEL);
 	refcount_set(&f->mr->refcount, 0);
-	KUNIT_EXPECT_EQ(test, rvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
-					    f->mr->iova, 1, 0, &mr), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_mr_lookup(&f->upd, f->mr->ibmr.lkey,
+						f->mr->iova, 1, 0, &mr), -EACCES);
 	refcount_set(&f->mr->refcount, 1);
 }
 
@@ -185,7 +185,7 @@ static u8 mr_byte(struct mr_fixture *f, u64 off)
 static void copy_sge_across_pages_and_sges(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_sge_state *src, *dst;
+	struct softrvt_sge_state *src, *dst;
 	struct rvt_wqe_sge list[3];
 	const u32 len = PAGE_SIZE + 700;
 	u8 *a, *b;
@@ -208,16 +208,16 @@ static void copy_sge_across_pages_and_sges(struct kunit *test)
 	list[0] = (struct rvt_wqe_sge){ .addr = (uintptr_t)a, .length = 300 };
 	list[1] = (struct rvt_wqe_sge){ .addr = (uintptr_t)b,
 					.length = len - 300 };
-	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(src, &f->kpd, list, 2, 0), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_sge_state_init(src, &f->kpd, list, 2, 0), 0);
 	KUNIT_EXPECT_EQ(test, src->total_len, len);
 
 	/* Destination: the paged MR from 50 bytes before a page boundary. */
 	list[0] = (struct rvt_wqe_sge){
 		.addr = f->mr->iova + PAGE_SIZE - 100 - 50,
 		.length = len, .lkey = f->mr->ibmr.lkey };
-	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(dst, &f->upd, list, 1,
-						 IB_ACCESS_LOCAL_WRITE), 0);
-	rvt_sge_copy(dst, src, len);
+	KUNIT_ASSERT_EQ(test, softrvt_sge_state_init(dst, &f->upd, list, 1,
+						     IB_ACCESS_LOCAL_WRITE), 0);
+	softrvt_sge_copy(dst, src, len);
 	for (i = 0; i < len; i++) {
 		u8 got = mr_byte(f, PAGE_SIZE - 150 + i);
 
@@ -230,8 +230,8 @@ static void copy_sge_across_pages_and_sges(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mr_byte(f, PAGE_SIZE - 151), 0);
 	KUNIT_EXPECT_EQ(test, mr_byte(f, PAGE_SIZE - 150 + len), 0);
 	KUNIT_EXPECT_EQ(test, dst->cur, 1);
-	rvt_sge_state_release(src);
-	rvt_sge_state_release(dst);
+	softrvt_sge_state_release(src);
+	softrvt_sge_state_release(dst);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
 }
 
@@ -261,13 +261,13 @@ static void mr_two_sges(struct mr_fixture *f, struct rvt_wqe_sge *list,
 
 /*
  * The wire path cuts a message into MTU-sized packets: each packet's
- * payload is rvt_sge_skip() to its offset, then rvt_copy_from_sge().
+ * payload is softrvt_sge_skip() to its offset, then softrvt_copy_from_sge().
  * Gathering every slice must rebuild the message, across SGEs and pages.
  */
 static void packet_slices_rebuild_the_message(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_sge_state *ss;
+	struct softrvt_sge_state *ss;
 	struct rvt_wqe_sge list[2];
 	const u32 mtu = 1024, len = 2 * PAGE_SIZE + 333;
 	u32 off, i;
@@ -281,11 +281,11 @@ static void packet_slices_rebuild_the_message(struct kunit *test)
 	for (off = 0; off < len; off += mtu) {
 		u32 n = min(mtu, len - off);
 
-		KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2,
-							 0), 0);
-		rvt_sge_skip(ss, off);
-		rvt_copy_from_sge(out + off, ss, n);
-		rvt_sge_state_release(ss);
+		KUNIT_ASSERT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list, 2,
+							     0), 0);
+		softrvt_sge_skip(ss, off);
+		softrvt_copy_from_sge(out + off, ss, n);
+		softrvt_sge_state_release(ss);
 	}
 	for (i = 0; i < len; i++) {
 		if (out[i] != mr_pattern(i + 10)) {
@@ -306,7 +306,7 @@ static void packet_slices_rebuild_the_message(struct kunit *test)
 static void sge_pages_become_packet_fragments(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	struct softrvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
 	const u32 len = 2 * PAGE_SIZE + 333, skip = 200, hdr = 16;
 	const u32 n = len - skip - 10;
 	struct rvt_wqe_sge list[2];
@@ -323,15 +323,15 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	mr_two_sges(f, list, len);
 	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
 		refs[i] = page_ref_count(f->pages[i]);
-	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
-	rvt_sge_skip(ss, skip);
+	KUNIT_ASSERT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	softrvt_sge_skip(ss, skip);
 	/* Room for one fragment, not the four the bytes need. */
-	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, n, 1));
+	KUNIT_EXPECT_FALSE(test, softrvt_sge_to_frags(ss, skb, n, 1));
 	KUNIT_EXPECT_EQ(test, skb->len, hdr);
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
 
 	truesize = skb->truesize;
-	KUNIT_ASSERT_TRUE(test, rvt_sge_to_frags(ss, skb, n, MAX_SKB_FRAGS));
+	KUNIT_ASSERT_TRUE(test, softrvt_sge_to_frags(ss, skb, n, MAX_SKB_FRAGS));
 	KUNIT_EXPECT_EQ(test, skb->len, hdr + n);
 	KUNIT_EXPECT_EQ(test, skb->data_len, n);
 	/* The first SGE's rest in page 0; the second's over pages 0 to 2. */
@@ -351,9 +351,9 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 		}
 	}
 	/* The cursor is past them: the next bytes are the list's last. */
-	rvt_copy_from_sge(out, ss, 10);
+	softrvt_copy_from_sge(out, ss, 10);
 	KUNIT_EXPECT_EQ(test, out[9], mr_pattern(len - 1 + 10));
-	rvt_sge_state_release(ss);
+	softrvt_sge_state_release(ss);
 	kfree_skb(skb);
 	for (i = 0; i < ARRAY_SIZE(f->pages); i++)
 		KUNIT_EXPECT_EQ(test, page_ref_count(f->pages[i]), refs[i]);
@@ -366,14 +366,14 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 	skb = alloc_skb(64, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	memset(ss, 0, sizeof(*ss));
-	ss->sge[0] = (struct rvt_sge){ .mr = f->mr, .iova = f->mr->iova,
+	ss->sge[0] = (struct softrvt_sge){ .mr = f->mr, .iova = f->mr->iova,
 				       .length = 2000 };
-	ss->sge[1] = (struct rvt_sge){ .iova = (uintptr_t)kbuf,
+	ss->sge[1] = (struct softrvt_sge){ .iova = (uintptr_t)kbuf,
 				       .length = sizeof(kbuf) };
 	ss->num_sge = 2;
 	ss->total_len = 2000 + sizeof(kbuf);
-	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, ss->total_len,
-						  MAX_SKB_FRAGS));
+	KUNIT_EXPECT_FALSE(test, softrvt_sge_to_frags(ss, skb, ss->total_len,
+						      MAX_SKB_FRAGS));
 	KUNIT_EXPECT_EQ(test, skb->len, 0);
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
 	KUNIT_EXPECT_EQ(test, ss->cur, 0);
@@ -391,7 +391,7 @@ static void sge_pages_become_packet_fragments(struct kunit *test)
 static void sge_large_folio_is_copied(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	struct softrvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
 	struct page *large = alloc_pages(GFP_KERNEL | __GFP_COMP, 1);
 	struct sk_buff *skb = alloc_skb(64, GFP_KERNEL);
 	struct rvt_wqe_sge list[2];
@@ -404,14 +404,14 @@ static void sge_large_folio_is_copied(struct kunit *test)
 	f->mr->pages[1] = large;
 	ref = page_ref_count(large);
 	mr_two_sges(f, list, 2 * PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
-	KUNIT_EXPECT_FALSE(test, rvt_sge_to_frags(ss, skb, 2 * PAGE_SIZE,
-						  MAX_SKB_FRAGS));
+	KUNIT_ASSERT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	KUNIT_EXPECT_FALSE(test, softrvt_sge_to_frags(ss, skb, 2 * PAGE_SIZE,
+						      MAX_SKB_FRAGS));
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->nr_frags, 0);
 	KUNIT_EXPECT_EQ(test, ss->cur, 0);
 	KUNIT_EXPECT_EQ(test, ss->offset, 0);
 	KUNIT_EXPECT_EQ(test, page_ref_count(large), ref);
-	rvt_sge_state_release(ss);
+	softrvt_sge_state_release(ss);
 	kfree_skb(skb);
 	f->mr->pages[1] = f->pages[1];
 	__free_pages(large, 1);
@@ -420,7 +420,7 @@ static void sge_large_folio_is_copied(struct kunit *test)
 static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
 {
 	struct mr_fixture *f = mr_setup(test);
-	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	struct softrvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
 	struct rvt_wqe_sge list[3] = {
 		{ .addr = f->mr->iova, .length = 16, .lkey = f->mr->ibmr.lkey },
 		{ .addr = 0, .length = 0, .lkey = 0xdeadbeef },	/* empty: ok */
@@ -428,16 +428,16 @@ static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
 	};
 
 	KUNIT_ASSERT_NOT_NULL(test, ss);
-	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 3, 0),
+	KUNIT_EXPECT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list, 3, 0),
 			-EACCES);
 	KUNIT_EXPECT_EQ(test, refcount_read(&f->mr->refcount), 1);
-	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list, 2, 0), 0);
 	KUNIT_EXPECT_EQ(test, ss->num_sge, 1);
 	KUNIT_EXPECT_EQ(test, ss->total_len, 16);
-	rvt_sge_state_release(ss);
+	softrvt_sge_state_release(ss);
 	/* More SGEs than any WQE can have. */
-	KUNIT_EXPECT_EQ(test, rvt_sge_state_init(ss, &f->upd, list,
-						 RVT_MAX_SGE + 1, 0), -EACCES);
+	KUNIT_EXPECT_EQ(test, softrvt_sge_state_init(ss, &f->upd, list,
+						     SOFTRVT_MAX_SGE + 1, 0), -EACCES);
 }
 
 /*
@@ -446,11 +446,11 @@ static void sge_state_init_bad_key_holds_nothing(struct kunit *test)
  */
 static void mr_keys_have_a_random_part(struct kunit *test)
 {
-	u32 first = rvt_mr_make_key(5), key, tags = 0, variants = 0;
+	u32 first = softrvt_mr_make_key(5), key, tags = 0, variants = 0;
 	int i;
 
 	for (i = 0; i < 64; i++) {
-		key = rvt_mr_make_key(5);
+		key = softrvt_mr_make_key(5);
 		KUNIT_EXPECT_EQ(test, (key >> 8) & 0x1ffff, 5);
 		tags |= (key ^ first) >> 25;
 		variants |= (key ^ first) & 0xff;
@@ -459,7 +459,7 @@ static void mr_keys_have_a_random_part(struct kunit *test)
 	KUNIT_EXPECT_NE(test, tags, 0);
 	KUNIT_EXPECT_NE(test, variants, 0);
 	/* Keys for the highest index keep it whole. */
-	KUNIT_EXPECT_EQ(test, (rvt_mr_make_key(0x1ffff) >> 8) & 0x1ffff,
+	KUNIT_EXPECT_EQ(test, (softrvt_mr_make_key(0x1ffff) >> 8) & 0x1ffff,
 			0x1ffff);
 }
 

@@ -29,13 +29,13 @@ MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 static const char lw_payload[] = "the last WQE of an SRQ QP";
 
 struct lw_fixture {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	struct ib_pd *pd;
-	struct rvt_srq *srq;
-	struct rvt_cq *scq;
-	struct rvt_cq *rcq;
-	struct rvt_qp *sqp;		/* requester */
-	struct rvt_qp *rqp;		/* responder, on the SRQ */
+	struct softrvt_srq *srq;
+	struct softrvt_cq *scq;
+	struct softrvt_cq *rcq;
+	struct softrvt_qp *sqp;		/* requester */
+	struct softrvt_qp *rqp;		/* responder, on the SRQ */
 	char *buf;			/* the SRQ WQE's buffer */
 	int recv_done;			/* receive completions entered */
 	int last_wqe;			/* LAST_WQE_REACHED raised */
@@ -62,7 +62,7 @@ static void lw_recv_comp(struct ib_cq *ibcq, void *ctx)
 	struct lw_fixture *f = ctx;
 
 	f->recv_done++;
-	rvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
 }
 
 /*
@@ -77,7 +77,7 @@ static void lw_srq_event(struct ib_event *ev, void *ctx)
 	if (ev->event != IB_EVENT_SRQ_LIMIT_REACHED)
 		return;
 	f->srq_limit++;
-	rvt_qp_set_error(f->rqp, 0);
+	softrvt_qp_set_error(f->rqp, 0);
 	/*
 	 * Not flush_work(): this runs inside the requester's engine, under
 	 * its engine_lock, and lockdep takes every QP's engine_lock and
@@ -102,15 +102,15 @@ static void lw_release(void *ctx)
 	cancel_work_sync(&f->sqp->send_work);
 	cancel_work_sync(&f->rqp->send_work);
 	xa_destroy(&f->rdi->qp_xa);
-	rvt_srq_cleanup(f->srq);
-	rvt_cq_cleanup(f->scq);
-	rvt_cq_cleanup(f->rcq);
+	softrvt_srq_cleanup(f->srq);
+	softrvt_cq_cleanup(f->scq);
+	softrvt_cq_cleanup(f->rcq);
 }
 
-static struct rvt_qp *lw_qp(struct kunit *test, struct lw_fixture *f,
-			    u32 qpn, u32 dest)
+static struct softrvt_qp *lw_qp(struct kunit *test, struct lw_fixture *f,
+				u32 qpn, u32 dest)
 {
-	struct rvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct softrvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
 	qp->ibqp.device = &f->rdi->ibdev;
@@ -122,7 +122,7 @@ static struct rvt_qp *lw_qp(struct kunit *test, struct lw_fixture *f,
 	qp->ibqp.event_handler = lw_qp_event;
 	qp->ibqp.qp_context = f;
 	spin_lock_init(&qp->s_lock);
-	INIT_WORK(&qp->send_work, rvt_send_work);
+	INIT_WORK(&qp->send_work, softrvt_send_work);
 	mutex_init(&qp->engine_lock);
 	timer_setup(&qp->rnr_timer, lw_timer, 0);
 	skb_queue_head_init(&qp->r_pkts);
@@ -132,10 +132,10 @@ static struct rvt_qp *lw_qp(struct kunit *test, struct lw_fixture *f,
 	qp->s_local = true;
 	qp->attr.dest_qp_num = dest;
 	qp->r_wqe = kunit_kzalloc(test, struct_size(qp->r_wqe, sg_list,
-						    RVT_MAX_SGE), GFP_KERNEL);
+						    SOFTRVT_MAX_SGE), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->r_wqe);
 	qp->s_size = 2;
-	qp->s_stride = ALIGN(sizeof(struct rvt_swqe) + LW_INLINE, 8);
+	qp->s_stride = ALIGN(sizeof(struct softrvt_swqe) + LW_INLINE, 8);
 	qp->s_wq = kunit_kzalloc(test, qp->s_size * qp->s_stride, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qp->s_wq);
 	KUNIT_ASSERT_EQ(test, xa_insert_irq(&f->rdi->qp_xa, qpn, qp,
@@ -165,15 +165,15 @@ static struct lw_fixture *lw_setup(struct kunit *test)
 	xa_init_flags(&f->rdi->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&f->rdi->atomic_lock);
 	f->pd->device = &f->rdi->ibdev;
-	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->scq, LW_CQE, false), 0);
-	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->rcq, LW_CQE, false), 0);
-	KUNIT_ASSERT_EQ(test, rvt_srq_init(f->srq, &sattr, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_init(f->scq, LW_CQE, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_init(f->rcq, LW_CQE, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_init(f->srq, &sattr, false), 0);
 	f->srq->ibsrq.device = &f->rdi->ibdev;
 	f->srq->ibsrq.event_handler = lw_srq_event;
 	f->srq->ibsrq.srq_context = f;
 	f->rcq->ibcq.comp_handler = lw_recv_comp;
 	f->rcq->ibcq.cq_context = f;
-	rvt_req_notify_cq(&f->rcq->ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(&f->rcq->ibcq, IB_CQ_NEXT_COMP);
 
 	f->sqp = lw_qp(test, f, LW_SQPN, LW_RQPN);
 	f->rqp = lw_qp(test, f, LW_RQPN, LW_SQPN);
@@ -195,13 +195,13 @@ static void lw_post_srq(struct kunit *test, struct lw_fixture *f)
 	struct ib_recv_wr wr = { .wr_id = 0x5e, .sg_list = &sge, .num_sge = 1 };
 	const struct ib_recv_wr *bad = NULL;
 
-	KUNIT_ASSERT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, &wr, &bad), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, &wr, &bad), 0);
 }
 
 /* An inline SEND of lw_payload in slot @slot of the requester's queue. */
 static void lw_post_send_at(struct lw_fixture *f, u32 slot)
 {
-	struct rvt_swqe *wqe = rvt_get_swqe_ptr(f->sqp, slot);
+	struct softrvt_swqe *wqe = softrvt_get_swqe_ptr(f->sqp, slot);
 
 	wqe->wr_id = 0x5d;
 	wqe->opcode = IB_WR_SEND;
@@ -227,10 +227,10 @@ static void last_wqe_waits_for_a_sender_delivering(struct kunit *test)
 	struct ib_wc wc[2];
 
 	lw_post_srq(test, f);
-	KUNIT_ASSERT_EQ(test, rvt_srq_set_limit(f->srq, 1), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_set_limit(f->srq, 1), 0);
 	lw_post_send(f);
 
-	rvt_send_work(&f->sqp->send_work);
+	softrvt_send_work(&f->sqp->send_work);
 	flush_work(&f->rqp->send_work);
 
 	KUNIT_EXPECT_EQ(test, f->srq_limit, 1);
@@ -240,17 +240,17 @@ static void last_wqe_waits_for_a_sender_delivering(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->recv_done, 1);
 
 	/* The delivery itself was whole. */
-	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
+	KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0x5e);
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(test, wc[0].byte_len, sizeof(lw_payload));
 	KUNIT_EXPECT_STREQ(test, f->buf, lw_payload);
-	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->scq->ibcq, 2, wc), 1);
+	KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->scq->ibcq, 2, wc), 1);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0x5d);
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
 
 	/* Raised once: the engine running again adds nothing. */
-	rvt_send_work(&f->rqp->send_work);
+	softrvt_send_work(&f->rqp->send_work);
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
 	/* A responder in RTS: not a first packet in RTR. */
 	KUNIT_EXPECT_EQ(test, f->comm_est, 0);
@@ -272,12 +272,12 @@ static void last_wqe_after_the_held_wqe_is_flushed(struct kunit *test)
 	f->rqp->r_has_rwqe = true;
 	f->rqp->r_in_msg = true;
 
-	KUNIT_EXPECT_TRUE(test, rvt_qp_set_error(f->rqp, 0));
+	KUNIT_EXPECT_TRUE(test, softrvt_qp_set_error(f->rqp, 0));
 	flush_work(&f->rqp->send_work);
 
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
 	KUNIT_EXPECT_EQ(test, f->recv_at_event, 1);
-	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
+	KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0x77);
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
 }
@@ -294,7 +294,7 @@ static void last_wqe_on_xrc_tgt(struct kunit *test)
 	f->rqp->ibqp.srq = NULL;
 	mutex_init(&f->rqp->r_xrc_mutex);
 
-	KUNIT_EXPECT_TRUE(test, rvt_qp_set_error(f->rqp, 0));
+	KUNIT_EXPECT_TRUE(test, softrvt_qp_set_error(f->rqp, 0));
 	flush_work(&f->rqp->send_work);
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
 }
@@ -309,20 +309,20 @@ static void no_srq_wqe_taken_after_err(struct kunit *test)
 	u32 head;
 
 	lw_post_srq(test, f);
-	KUNIT_EXPECT_TRUE(test, rvt_qp_set_error(f->rqp, 0));
+	KUNIT_EXPECT_TRUE(test, softrvt_qp_set_error(f->rqp, 0));
 	flush_work(&f->rqp->send_work);
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
 
 	lw_post_send(f);
 	f->sqp->attr.retry_cnt = 1;
 	f->sqp->attr.timeout = 31;
-	rvt_send_work(&f->sqp->send_work);
+	softrvt_send_work(&f->sqp->send_work);
 	timer_delete_sync(&f->sqp->rnr_timer);
 	flush_work(&f->rqp->send_work);
 
 	KUNIT_EXPECT_EQ(test, f->recv_done, 0);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.tail, 0);
-	KUNIT_ASSERT_EQ(test, rvt_rq_head(&f->srq->rq, &head), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_rq_head(&f->srq->rq, &head), 0);
 	KUNIT_EXPECT_EQ(test, head, 1);
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f->rqp->r_senders), 0);
@@ -342,14 +342,14 @@ static void comm_est_once_from_rtr(struct kunit *test)
 	for (i = 0; i < 2; i++) {
 		lw_post_srq(test, f);
 		lw_post_send_at(f, i);
-		rvt_send_work(&f->sqp->send_work);
+		softrvt_send_work(&f->sqp->send_work);
 		flush_work(&f->rqp->send_work);
 		KUNIT_EXPECT_EQ(test, f->comm_est, 1);
 		KUNIT_EXPECT_EQ(test, f->recv_done, i + 1);
-		KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
+		KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->rcq->ibcq, 2, wc), 1);
 		KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
 		KUNIT_EXPECT_EQ(test, wc[0].byte_len, sizeof(lw_payload));
-		KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->scq->ibcq, 2, wc), 1);
+		KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->scq->ibcq, 2, wc), 1);
 		KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_SUCCESS);
 	}
 	KUNIT_EXPECT_EQ(test, f->last_wqe, 0);

@@ -26,8 +26,8 @@ MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 #define QP_TEST_REFILLS		64
 
 struct qp_fixture {
-	struct rvt_qp *qp;
-	struct rvt_cq *cq;
+	struct softrvt_qp *qp;
+	struct softrvt_cq *cq;
 	int completions;
 	int refills;			/* left for the hostile producer */
 	bool engine;			/* send_work is set up */
@@ -41,21 +41,21 @@ static void qp_fixture_release(void *ctx)
 
 	if (f->engine)
 		cancel_work_sync(&f->qp->send_work);
-	rvt_rq_free(&f->qp->r_rq);
-	rvt_cq_cleanup(f->cq);
+	softrvt_rq_free(&f->qp->r_rq);
+	softrvt_cq_cleanup(f->cq);
 }
 
 /*
  * What the send engine touches of a QP with nothing to send and nothing
- * received: enough for rvt_send_work() to run on it.
+ * received: enough for softrvt_send_work() to run on it.
  */
 static void qp_engine_setup(struct qp_fixture *f, enum ib_qp_state state)
 {
-	struct rvt_qp *qp = f->qp;
+	struct softrvt_qp *qp = f->qp;
 
 	spin_lock_init(&qp->s_lock);
 	skb_queue_head_init(&qp->r_pkts);
-	INIT_WORK(&qp->send_work, rvt_send_work);
+	INIT_WORK(&qp->send_work, softrvt_send_work);
 	mutex_init(&qp->engine_lock);
 	qp->state = state;
 	f->engine = true;
@@ -71,9 +71,9 @@ static struct qp_fixture *qp_setup(struct kunit *test, bool user,
 	f->cq = kunit_kzalloc(test, sizeof(*f->cq), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->qp);
 	KUNIT_ASSERT_NOT_NULL(test, f->cq);
-	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->cq, QP_TEST_CQE, false), 0);
-	KUNIT_ASSERT_EQ(test, rvt_rq_init(&f->qp->r_rq, QP_TEST_RECV_WR, 1,
-					  user), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_init(f->cq, QP_TEST_CQE, false), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_rq_init(&f->qp->r_rq, QP_TEST_RECV_WR, 1,
+					      user), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							qp_fixture_release,
 							f), 0);
@@ -96,7 +96,7 @@ static void qp_post(struct kunit *test, struct qp_fixture *f, int n, u64 base)
 		wr.wr_id = base + i;
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
-		KUNIT_ASSERT_EQ(test, rvt_rq_post(&f->qp->r_rq, &wr, &bad), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_rq_post(&f->qp->r_rq, &wr, &bad), 0);
 	}
 }
 
@@ -107,7 +107,7 @@ static void qp_post(struct kunit *test, struct qp_fixture *f, int n, u64 base)
 static void refill_comp(struct ib_cq *ibcq, void *ctx)
 {
 	struct qp_fixture *f = ctx;
-	struct rvt_rq *rq = &f->qp->r_rq;
+	struct softrvt_rq *rq = &f->qp->r_rq;
 	u32 head = READ_ONCE(rq->wq->head.val);
 	struct rvt_rwqe *wqe;
 
@@ -120,7 +120,7 @@ static void refill_comp(struct ib_cq *ibcq, void *ctx)
 		/* Release: the WQE before the index, as a provider does. */
 		smp_store_release(&rq->wq->head.val, (head + 1) % rq->size);
 	}
-	rvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
 }
 
 static void flush_rq_bounded_by_what_was_posted(struct kunit *test)
@@ -134,12 +134,12 @@ static void flush_rq_bounded_by_what_was_posted(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, wc);
 	qp_post(test, f, 4, 100);
 	f->refills = QP_TEST_REFILLS;
-	rvt_req_notify_cq(&f->cq->ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(&f->cq->ibcq, IB_CQ_NEXT_COMP);
 
-	rvt_qp_flush_rq(f->qp);
+	softrvt_qp_flush_rq(f->qp);
 
 	/* Exactly the four WQEs posted when the flush began, in order. */
-	n = rvt_poll_cq(&f->cq->ibcq, QP_TEST_CQE, wc);
+	n = softrvt_poll_cq(&f->cq->ibcq, QP_TEST_CQE, wc);
 	KUNIT_EXPECT_EQ(test, n, 4);
 	KUNIT_EXPECT_EQ(test, f->completions, 4);
 	for (i = 0; i < min(n, 4); i++) {
@@ -160,7 +160,7 @@ static void count_comp(struct ib_cq *ibcq, void *ctx)
 	struct qp_fixture *f = ctx;
 
 	f->completions++;
-	rvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
 }
 
 static void flush_rq_corrupt_head_stops(struct kunit *test)
@@ -170,14 +170,14 @@ static void flush_rq_corrupt_head_stops(struct kunit *test)
 
 	qp_post(test, f, 3, 7);
 	WRITE_ONCE(f->qp->r_rq.wq->head.val, U32_MAX);
-	rvt_qp_flush_rq(f->qp);
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
+	softrvt_qp_flush_rq(f->qp);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
 	KUNIT_EXPECT_EQ(test, f->qp->r_rq.tail, 0);
 
 	/* Repaired: the next flush completes the three. */
 	WRITE_ONCE(f->qp->r_rq.wq->head.val, 3);
-	rvt_qp_flush_rq(f->qp);
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 3);
+	softrvt_qp_flush_rq(f->qp);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 4, wc), 3);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 7);
 	KUNIT_EXPECT_EQ(test, wc[2].wr_id, 9);
 }
@@ -189,7 +189,7 @@ static void post_comp(struct ib_cq *ibcq, void *ctx)
 	if (current == READ_ONCE(f->poster))
 		f->inline_completions++;
 	f->completions++;
-	rvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(ibcq, IB_CQ_NEXT_COMP);
 }
 
 /*
@@ -209,17 +209,17 @@ static void post_recv_in_err_completes_later(struct kunit *test)
 	struct ib_wc wc[2];
 
 	qp_engine_setup(f, IB_QPS_ERR);
-	rvt_req_notify_cq(&f->cq->ibcq, IB_CQ_NEXT_COMP);
+	softrvt_req_notify_cq(&f->cq->ibcq, IB_CQ_NEXT_COMP);
 
 	WRITE_ONCE(f->poster, current);
-	KUNIT_EXPECT_EQ(test, rvt_post_recv(&f->qp->ibqp, &wr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_post_recv(&f->qp->ibqp, &wr, &bad), 0);
 	WRITE_ONCE(f->poster, NULL);
 	KUNIT_EXPECT_EQ(test, f->inline_completions, 0);
 
 	/* The engine flushes it. */
 	flush_work(&f->qp->send_work);
 	KUNIT_EXPECT_EQ(test, f->completions, 1);
-	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 2, wc), 1);
+	KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 2, wc), 1);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 0x77);
 	KUNIT_EXPECT_EQ(test, wc[0].status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(test, wc[0].opcode, IB_WC_RECV);
@@ -238,7 +238,7 @@ static void flush_held_rwqe_first(struct kunit *test)
 
 	qp_engine_setup(f, IB_QPS_ERR);
 	f->qp->r_wqe = kunit_kzalloc(test, struct_size(f->qp->r_wqe, sg_list,
-						       RVT_MAX_SGE),
+						       SOFTRVT_MAX_SGE),
 				     GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->qp->r_wqe);
 	f->qp->r_wqe->wr_id = 0x50;
@@ -247,9 +247,9 @@ static void flush_held_rwqe_first(struct kunit *test)
 	f->qp->r_len = 1024;
 	qp_post(test, f, 2, 0x51);
 
-	rvt_send_work(&f->qp->send_work);
+	softrvt_send_work(&f->qp->send_work);
 
-	n = rvt_poll_cq(&f->cq->ibcq, 4, wc);
+	n = softrvt_poll_cq(&f->cq->ibcq, 4, wc);
 	KUNIT_EXPECT_EQ(test, n, 3);
 	for (i = 0; i < min(n, 3); i++) {
 		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 0x50 + i);
@@ -260,8 +260,8 @@ static void flush_held_rwqe_first(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, f->qp->r_in_msg);
 
 	/* Flushed once: the engine running again adds nothing. */
-	rvt_send_work(&f->qp->send_work);
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
+	softrvt_send_work(&f->qp->send_work);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 4, wc), 0);
 }
 
 /*
@@ -282,8 +282,8 @@ static void av_modify_work(struct work_struct *work)
 	struct av_fixture *a = container_of(work, struct av_fixture, work);
 
 	complete(&a->started);
-	a->ret = rvt_modify_qp(&a->f->qp->ibqp, &a->attr,
-			       IB_QP_STATE | IB_QP_AV, NULL);
+	a->ret = softrvt_modify_qp(&a->f->qp->ibqp, &a->attr,
+				   IB_QP_STATE | IB_QP_AV, NULL);
 	complete(&a->done);
 }
 
@@ -306,9 +306,9 @@ static void modify_av_waits_for_the_engine(struct kunit *test)
 {
 	struct qp_fixture *f = qp_setup(test, false, count_comp);
 	struct av_fixture *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
-	struct rvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
+	struct softrvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
 						 GFP_KERNEL);
-	struct rvt_qp *qp = f->qp;
+	struct softrvt_qp *qp = f->qp;
 	union ib_gid old = { .raw = { 0xfe, 0x80, [15] = 0x01 } };
 	bool done_while_held, local;
 

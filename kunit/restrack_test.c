@@ -16,9 +16,9 @@
 
 MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 
-static struct rvt_qp *res_qp(struct kunit *test)
+static struct softrvt_qp *res_qp(struct kunit *test)
 {
-	struct rvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	struct softrvt_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, qp);
 	spin_lock_init(&qp->s_lock);
@@ -52,28 +52,28 @@ static s64 res_value(struct sk_buff *skb, const char *name)
  */
 static void res_qp_values(struct kunit *test)
 {
-	struct rvt_qp *qp = res_qp(test);
+	struct softrvt_qp *qp = res_qp(test);
 	struct sk_buff *skb = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
 	struct sk_buff *queued = alloc_skb(0, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	KUNIT_ASSERT_NOT_NULL(test, queued);
 	qp->s_psn = 5;
-	qp->s_acked_psn = RVT_PSN_MASK;
+	qp->s_acked_psn = SOFTRVT_PSN_MASK;
 	qp->s_max_psn = 9;
 	qp->r_psn = 0x123456;
 	qp->s_rd_count = 3;
 	qp->r_read_held = 2;
 	qp->attr.retry_cnt = 7;
 	qp->s_retry = 4;
-	qp->attr.rnr_retry = RVT_RNR_RETRY_INFINITE;
-	qp->s_rnr_retry = RVT_RNR_RETRY_INFINITE;
+	qp->attr.rnr_retry = SOFTRVT_RNR_RETRY_INFINITE;
+	qp->s_rnr_retry = SOFTRVT_RNR_RETRY_INFINITE;
 	qp->s_size = 8;
 	qp->s_head = 2;
 	qp->s_tail = 6;
 	skb_queue_tail(&qp->r_pkts, queued);
 
-	KUNIT_ASSERT_EQ(test, rvt_fill_res_qp_entry(skb, &qp->ibqp), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_fill_res_qp_entry(skb, &qp->ibqp), 0);
 	KUNIT_EXPECT_EQ(test, res_value(skb, "next_psn"), 5);
 	KUNIT_EXPECT_EQ(test, res_value(skb, "unacked_psn"), 0);
 	KUNIT_EXPECT_EQ(test, res_value(skb, "max_psn"), 9);
@@ -96,14 +96,14 @@ static void res_qp_values(struct kunit *test)
  */
 static void res_qp_no_room(struct kunit *test)
 {
-	struct rvt_qp *qp = res_qp(test);
+	struct softrvt_qp *qp = res_qp(test);
 	struct sk_buff *skb = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
 	unsigned int len;
 
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	skb_put(skb, skb_tailroom(skb) - 100);
 	len = skb->len;
-	KUNIT_EXPECT_EQ(test, rvt_fill_res_qp_entry(skb, &qp->ibqp), -EMSGSIZE);
+	KUNIT_EXPECT_EQ(test, softrvt_fill_res_qp_entry(skb, &qp->ibqp), -EMSGSIZE);
 	KUNIT_EXPECT_EQ(test, skb->len, len);
 	kfree_skb(skb);
 }

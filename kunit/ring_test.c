@@ -3,7 +3,7 @@
  * KUnit tests for softrvt's receive rings, SRQs and CQs.
  *
  * The tests drive the same functions the verbs use (rvt_post_srq_recv(),
- * rvt_srq_get_rwqe(), rvt_srq_resize(), rvt_cq_enter()...) on objects built
+ * softrvt_srq_get_rwqe(), softrvt_srq_resize(), softrvt_cq_enter()...) on objects built
  * without an ib_device, and check ring contents and indices directly.
  */
 
@@ -22,7 +22,7 @@ MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 #define TEST_MAX_SGE	4
 
 struct srq_fixture {
-	struct rvt_srq *srq;
+	struct softrvt_srq *srq;
 	struct rvt_rwqe *wqe;		/* one ring slot, for consuming */
 	int limit_events;
 	struct ib_srq *event_srq;
@@ -40,7 +40,7 @@ static void srq_event(struct ib_event *ev, void *ctx)
 
 static void srq_release(void *ctx)
 {
-	rvt_srq_cleanup(ctx);
+	softrvt_srq_cleanup(ctx);
 }
 
 static struct srq_fixture *srq_setup(struct kunit *test, u32 max_wr,
@@ -58,7 +58,7 @@ static struct srq_fixture *srq_setup(struct kunit *test, u32 max_wr,
 	KUNIT_ASSERT_NOT_NULL(test, f->srq);
 	f->srq->ibsrq.event_handler = srq_event;
 	f->srq->ibsrq.srq_context = f;
-	KUNIT_ASSERT_EQ(test, rvt_srq_init(f->srq, &attr, user), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_init(f->srq, &attr, user), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, srq_release,
 							f->srq), 0);
 	f->wqe = kunit_kzalloc(test, f->srq->rq.stride, GFP_KERNEL);
@@ -107,7 +107,7 @@ static void expect_wqe(struct kunit *test, const struct rvt_rwqe *wqe, u64 id)
 	}
 }
 
-static u32 ring_head(struct rvt_srq *srq)
+static u32 ring_head(struct softrvt_srq *srq)
 {
 	return READ_ONCE(srq->rq.wq->head.val);
 }
@@ -118,17 +118,17 @@ static void post_single_wr(struct kunit *test)
 	struct ib_recv_wr *wr = make_chain(test, 1, 42);
 	const struct ib_recv_wr *bad = NULL;
 
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
 	KUNIT_EXPECT_NULL(test, bad);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 1);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.tail, 0);
 	expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, 0), 42);
 
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	expect_wqe(test, f->wqe, 42);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.tail, 1);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.wq->tail.val, 1);
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 }
 
 static void post_long_chain(struct kunit *test)
@@ -139,15 +139,15 @@ static void post_long_chain(struct kunit *test)
 	const struct ib_recv_wr *bad = NULL;
 	int i;
 
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), n);
 	for (i = 0; i < n; i++)
 		expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, i), 1000 + i);
 	for (i = 0; i < n; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, 1000 + i);
 	}
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 }
 
 static void post_chain_bad_sge_in_middle(struct kunit *test)
@@ -158,7 +158,7 @@ static void post_chain_bad_sge_in_middle(struct kunit *test)
 	struct rvt_rwqe *slot;
 
 	wr[3].num_sge = TEST_MAX_SGE + 1;
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad),
 			-EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[3]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 3);
@@ -175,7 +175,7 @@ static void post_chain_bad_sge_in_middle(struct kunit *test)
 	/* A negative num_sge is as bad as a large one. */
 	wr[0].num_sge = -1;
 	bad = NULL;
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad),
 			-EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[0]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 3);
@@ -188,7 +188,7 @@ static void post_ring_full(struct kunit *test)
 	const struct ib_recv_wr *bad = NULL;
 	int i;
 
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad),
 			-ENOMEM);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[8]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 8);
@@ -196,15 +196,15 @@ static void post_ring_full(struct kunit *test)
 		expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, i), 100 + i);
 
 	/* One slot freed: exactly one more WR fits, the next is refused. */
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	expect_wqe(test, f->wqe, 100);
 	bad = NULL;
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, &wr[8], &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, &wr[8], &bad),
 			-ENOMEM);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[9]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 0);
 	for (i = 1; i <= 8; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, 100 + i);
 	}
 }
@@ -223,11 +223,11 @@ static void post_wraparound_laps(struct kunit *test)
 		const struct ib_recv_wr *bad = NULL;
 
 		KUNIT_ASSERT_EQ(test,
-				rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
+				softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
 		next_post += batch;
 		for (i = 0; i < batch; i++) {
 			KUNIT_ASSERT_EQ(test,
-					rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+					softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 			expect_wqe(test, f->wqe, next_get++);
 		}
 		KUNIT_EXPECT_EQ(test, ring_head(f->srq), next_post % (max_wr + 1));
@@ -249,7 +249,7 @@ static void post_wraparound_laps(struct kunit *test)
 struct irq_post {
 	struct hrtimer timer;
 	struct irq_work work;
-	struct rvt_srq *srq;
+	struct softrvt_srq *srq;
 	struct ib_recv_wr *wr;
 	const struct ib_recv_wr *bad;
 	int ret;
@@ -260,7 +260,7 @@ struct irq_post {
 static void irq_post_now(struct irq_post *p)
 {
 	p->in_hardirq = in_hardirq();
-	p->ret = rvt_post_srq_recv(&p->srq->ibsrq, p->wr, &p->bad);
+	p->ret = softrvt_srq_ops.post_srq_recv(&p->srq->ibsrq, p->wr, &p->bad);
 	complete(&p->done);
 }
 
@@ -288,10 +288,10 @@ static void check_irq_post(struct kunit *test, struct srq_fixture *f,
 	KUNIT_EXPECT_EQ(test, p->ret, 0);
 	/* Consume from process context: lockdep sees both contexts. */
 	for (i = 0; i < 8; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, base + i);
 	}
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 }
 
 static void post_from_hardirq_hrtimer(struct kunit *test)
@@ -329,7 +329,7 @@ static void post_from_hardirq_irq_work(struct kunit *test)
 #define STRESS_PER_PRODUCER	4000
 
 struct producer {
-	struct rvt_srq *srq;
+	struct softrvt_srq *srq;
 	u64 id_base;
 	int posted;
 	int errors;
@@ -349,7 +349,7 @@ static int producer_fn(void *arg)
 
 		wr.wr_id = pr->id_base + pr->posted;
 		sge.addr = wr.wr_id;
-		ret = rvt_post_srq_recv(&pr->srq->ibsrq, &wr, &bad);
+		ret = softrvt_srq_ops.post_srq_recv(&pr->srq->ibsrq, &wr, &bad);
 		if (ret == -ENOMEM) {
 			cond_resched();
 			continue;
@@ -405,7 +405,7 @@ static void two_cpus_post_while_draining(struct kunit *test)
 	/* Generous: producers may be starved for long on a loaded host. */
 	deadline = jiffies + 60 * HZ;
 	while (got < 2 * STRESS_PER_PRODUCER && time_before(jiffies, deadline)) {
-		int ret = rvt_srq_get_rwqe(f->srq, f->wqe);
+		int ret = softrvt_srq_get_rwqe(f->srq, f->wqe);
 		u64 id, who, seq;
 
 		if (ret == -ENOENT) {
@@ -430,15 +430,15 @@ static void two_cpus_post_while_draining(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, pr[i].errors, 0);
 		KUNIT_EXPECT_EQ(test, next[i], STRESS_PER_PRODUCER);
 	}
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 }
 
 static void post_n(struct kunit *test, struct srq_fixture *f, int n, u64 base)
 {
 	const struct ib_recv_wr *bad = NULL;
 
-	KUNIT_ASSERT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq,
-						make_chain(test, n, base), &bad),
+	KUNIT_ASSERT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq,
+							    make_chain(test, n, base), &bad),
 			0);
 }
 
@@ -448,36 +448,36 @@ static void srq_limit_fires_once_per_arming(struct kunit *test)
 	int i;
 
 	post_n(test, f, 10, 0);
-	KUNIT_ASSERT_EQ(test, rvt_srq_set_limit(f->srq, 5), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_set_limit(f->srq, 5), 0);
 
 	/* 10 -> 5 left: not below the limit yet. */
 	for (i = 0; i < 5; i++)
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 0);
 	/* 4 left: fires, and disarms. */
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 1);
 	KUNIT_EXPECT_PTR_EQ(test, f->event_srq, &f->srq->ibsrq);
 	KUNIT_EXPECT_EQ(test, f->srq->limit, 0);
 	for (i = 0; i < 4; i++)
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 1);
 
 	/* Re-armed: refilling does not fire, falling below again does. */
-	KUNIT_ASSERT_EQ(test, rvt_srq_set_limit(f->srq, 3), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_set_limit(f->srq, 3), 0);
 	post_n(test, f, 6, 100);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 1);
 	for (i = 0; i < 3; i++)
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 1);
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 2);
 	for (i = 0; i < 2; i++)
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 2);
 
 	/* A limit the SRQ cannot hold is refused and leaves it disarmed. */
-	KUNIT_EXPECT_EQ(test, rvt_srq_set_limit(f->srq, 33), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_set_limit(f->srq, 33), -EINVAL);
 	KUNIT_EXPECT_EQ(test, f->srq->limit, 0);
 }
 
@@ -490,36 +490,36 @@ static void srq_resize_keeps_outstanding(struct kunit *test)
 	/* Move tail off 0 so the outstanding WQEs straddle the wrap. */
 	post_n(test, f, 6, 0);
 	for (i = 0; i < 6; i++)
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	post_n(test, f, 7, 10);
 	KUNIT_ASSERT_LT(test, ring_head(f->srq), f->srq->rq.tail);
 
 	/* Too small for the 7 outstanding: refused, nothing changes. */
-	KUNIT_EXPECT_EQ(test, rvt_srq_resize(f->srq, 6, NULL, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_resize(f->srq, 6, NULL, NULL), -EINVAL);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.size, 9);
 
-	KUNIT_ASSERT_EQ(test, rvt_srq_resize(f->srq, 100, &limit, NULL), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_resize(f->srq, 100, &limit, NULL), 0);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.size, 101);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.tail, 0);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 7);
 	KUNIT_EXPECT_EQ(test, f->srq->limit, 3);
 
 	/* An armed limit above the new size is refused. */
-	KUNIT_EXPECT_EQ(test, rvt_srq_resize(f->srq, 2, NULL, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_resize(f->srq, 2, NULL, NULL), -EINVAL);
 
 	post_n(test, f, 50, 17);
 	for (i = 0; i < 57; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, 10 + i);
 	}
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 	KUNIT_EXPECT_EQ(test, f->limit_events, 1);
 
 	/* Exactly full fits into a ring of that size. */
 	post_n(test, f, 5, 200);
-	KUNIT_ASSERT_EQ(test, rvt_srq_resize(f->srq, 5, NULL, NULL), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_resize(f->srq, 5, NULL, NULL), 0);
 	for (i = 0; i < 5; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, 200 + i);
 	}
 }
@@ -529,63 +529,63 @@ static void user_corrupt_head_rejected(struct kunit *test)
 	struct srq_fixture *f = srq_setup(test, 8, true);
 	struct ib_recv_wr *wr = make_chain(test, 2, 50);
 	const struct ib_recv_wr *bad = NULL;
-	struct rvt_rq *rq = &f->srq->rq;
+	struct softrvt_rq *rq = &f->srq->rq;
 
 	post_n(test, f, 3, 0);
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 
 	/* As a buggy or hostile process would: head beyond the ring. */
 	WRITE_ONCE(rq->wq->head.val, rq->size + 7);
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
 	KUNIT_EXPECT_EQ(test, rq->tail, 1);
-	KUNIT_EXPECT_EQ(test, rvt_post_srq_recv(&f->srq->ibsrq, wr, &bad),
+	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad),
 			-EIO);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[0]);
 	KUNIT_EXPECT_EQ(test, rq->wq->head.val, rq->size + 7);
-	KUNIT_EXPECT_EQ(test, rvt_srq_resize(f->srq, 16, NULL, NULL), -EIO);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_resize(f->srq, 16, NULL, NULL), -EIO);
 	KUNIT_EXPECT_EQ(test, rq->size, 9);
 
 	WRITE_ONCE(rq->wq->head.val, U32_MAX);
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
 
 	/* Once the producer repairs its index, the ring works again. */
 	WRITE_ONCE(rq->wq->head.val, 3);
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	expect_wqe(test, f->wqe, 1);
 }
 
 static void user_corrupt_tail_ignored(struct kunit *test)
 {
 	struct srq_fixture *f = srq_setup(test, 8, true);
-	struct rvt_rq *rq = &f->srq->rq;
+	struct softrvt_rq *rq = &f->srq->rq;
 	int i;
 
 	post_n(test, f, 4, 0);
-	KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 
 	/* The kernel's tail is its own; the shared copy is only output. */
 	WRITE_ONCE(rq->wq->tail.val, 0xdead);
 	for (i = 1; i < 4; i++) {
-		KUNIT_ASSERT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, i);
 		KUNIT_EXPECT_EQ(test, rq->wq->tail.val, i + 1);
 	}
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -ENOENT);
 }
 
 static void user_corrupt_wqe_rejected(struct kunit *test)
 {
 	struct srq_fixture *f = srq_setup(test, 8, true);
-	struct rvt_rq *rq = &f->srq->rq;
+	struct softrvt_rq *rq = &f->srq->rq;
 
 	post_n(test, f, 2, 0);
 	rvt_get_rwqe_ptr(rq, 0)->num_sge = 200;
-	KUNIT_EXPECT_EQ(test, rvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
+	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
 	KUNIT_EXPECT_EQ(test, rq->tail, 0);
 }
 
 struct cq_fixture {
-	struct rvt_cq *cq;
+	struct softrvt_cq *cq;
 	int err_events;
 	int comp_events;
 	struct ib_qp qp;
@@ -608,7 +608,7 @@ static void cq_comp(struct ib_cq *cq, void *ctx)
 
 static void cq_release(void *ctx)
 {
-	rvt_cq_cleanup(ctx);
+	softrvt_cq_cleanup(ctx);
 }
 
 static struct cq_fixture *cq_setup(struct kunit *test, u32 entries, bool user)
@@ -622,7 +622,7 @@ static struct cq_fixture *cq_setup(struct kunit *test, u32 entries, bool user)
 	f->cq->ibcq.comp_handler = cq_comp;
 	f->cq->ibcq.cq_context = f;
 	f->qp.qp_num = 77;
-	KUNIT_ASSERT_EQ(test, rvt_cq_init(f->cq, entries, user), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_init(f->cq, entries, user), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cq_release,
 							f->cq), 0);
 	return f;
@@ -638,7 +638,7 @@ static bool cq_add(struct cq_fixture *f, u64 wr_id, bool solicited)
 		.qp = &f->qp,
 	};
 
-	return softrvt_kunit_cq_enter(f->cq, &wc, solicited);
+	return softrvt_cq_enter(f->cq, &wc, solicited);
 }
 
 static void cq_kernel_order_and_resize(struct kunit *test)
@@ -651,14 +651,14 @@ static void cq_kernel_order_and_resize(struct kunit *test)
 
 	for (i = 0; i < 3; i++)
 		KUNIT_ASSERT_TRUE(test, cq_add(f, i, false));
-	KUNIT_ASSERT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 2, wc), 2);
+	KUNIT_ASSERT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 2, wc), 2);
 	for (i = 3; i < 6; i++)
 		KUNIT_ASSERT_TRUE(test, cq_add(f, i, false));
 	/* Four outstanding, straddling the wrap: a CQ of 3 cannot hold them. */
-	KUNIT_EXPECT_EQ(test, rvt_cq_resize(f->cq, 3, NULL), -EINVAL);
-	KUNIT_ASSERT_EQ(test, rvt_cq_resize(f->cq, 16, NULL), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_cq_resize(f->cq, 3, NULL), -EINVAL);
+	KUNIT_ASSERT_EQ(test, softrvt_cq_resize(f->cq, 16, NULL), 0);
 	KUNIT_EXPECT_EQ(test, f->cq->ibcq.cqe, 16);
-	n = rvt_poll_cq(&f->cq->ibcq, 8, wc);
+	n = softrvt_poll_cq(&f->cq->ibcq, 8, wc);
 	KUNIT_ASSERT_EQ(test, n, 4);
 	for (i = 0; i < n; i++) {
 		KUNIT_EXPECT_EQ(test, wc[i].wr_id, 2 + i);
@@ -672,14 +672,14 @@ static void cq_overflow_and_notify(struct kunit *test)
 	struct cq_fixture *f = cq_setup(test, 2, false);
 	struct ib_wc wc[4];
 
-	KUNIT_EXPECT_EQ(test, rvt_req_notify_cq(&f->cq->ibcq, IB_CQ_SOLICITED),
+	KUNIT_EXPECT_EQ(test, softrvt_req_notify_cq(&f->cq->ibcq, IB_CQ_SOLICITED),
 			0);
 	KUNIT_ASSERT_TRUE(test, cq_add(f, 1, false));
 	KUNIT_EXPECT_EQ(test, f->comp_events, 0);
 	KUNIT_ASSERT_TRUE(test, cq_add(f, 2, true));
 	KUNIT_EXPECT_EQ(test, f->comp_events, 1);
-	KUNIT_EXPECT_EQ(test, rvt_req_notify_cq(&f->cq->ibcq,
-						IB_CQ_NEXT_COMP |
+	KUNIT_EXPECT_EQ(test, softrvt_req_notify_cq(&f->cq->ibcq,
+						    IB_CQ_NEXT_COMP |
 						IB_CQ_REPORT_MISSED_EVENTS), 1);
 
 	/* Full: the third is lost and the CQ errors, once. */
@@ -687,7 +687,7 @@ static void cq_overflow_and_notify(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->err_events, 1);
 	KUNIT_EXPECT_FALSE(test, cq_add(f, 4, false));
 	KUNIT_EXPECT_EQ(test, f->err_events, 1);
-	KUNIT_EXPECT_EQ(test, rvt_poll_cq(&f->cq->ibcq, 4, wc), 2);
+	KUNIT_EXPECT_EQ(test, softrvt_poll_cq(&f->cq->ibcq, 4, wc), 2);
 	KUNIT_EXPECT_EQ(test, wc[0].wr_id, 1);
 	KUNIT_EXPECT_EQ(test, wc[1].wr_id, 2);
 }
@@ -709,7 +709,7 @@ static void cq_user_ring_and_corrupt_tail(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, cq_add(f, 10, false));
 	KUNIT_EXPECT_EQ(test, f->err_events, 1);
 	KUNIT_EXPECT_EQ(test, q->head.val, 1);
-	KUNIT_EXPECT_EQ(test, rvt_cq_resize(f->cq, 8, NULL), -EIO);
+	KUNIT_EXPECT_EQ(test, softrvt_cq_resize(f->cq, 8, NULL), -EIO);
 }
 
 static struct kunit_case softrvt_ring_cases[] = {

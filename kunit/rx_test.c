@@ -24,8 +24,8 @@ MODULE_IMPORT_NS(SOFTRVT_KUNIT_NS);
 #define RX_TEST_QPS	3
 
 struct rx_fixture {
-	struct rvt_dev_info *rdi;
-	struct rvt_qp *qp[RX_TEST_QPS];
+	struct softrvt_dev_info *rdi;
+	struct softrvt_qp *qp[RX_TEST_QPS];
 	atomic_t runs[RX_TEST_QPS];
 };
 
@@ -33,7 +33,7 @@ static struct rx_fixture *rx_current;
 
 static void rx_engine_stub(struct work_struct *work)
 {
-	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
+	struct softrvt_qp *qp = container_of(work, struct softrvt_qp, send_work);
 	int i;
 
 	for (i = 0; i < RX_TEST_QPS; i++)
@@ -87,7 +87,7 @@ static struct sk_buff *rx_pkt(struct kunit *test, unsigned int truesize)
 	return skb;
 }
 
-static u64 rx_count(struct rx_fixture *f, enum rvt_counter c)
+static u64 rx_count(struct rx_fixture *f, enum softrvt_counter c)
 {
 	return atomic64_read(&f->rdi->counters[c]);
 }
@@ -100,37 +100,37 @@ static u64 rx_count(struct rx_fixture *f, enum rvt_counter c)
 static void rx_device_cap_across_qps(struct kunit *test)
 {
 	struct rx_fixture *f = rx_setup(test);
-	unsigned int quarter = RVT_RX_DEV_MAX_BYTES / 4;
+	unsigned int quarter = SOFTRVT_RX_DEV_MAX_BYTES / 4;
 	struct sk_buff *skb;
 	int i;
 
 	for (i = 0; i < 4; i++)
-		KUNIT_EXPECT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[i / 2],
-						     rx_pkt(test, quarter)));
+		KUNIT_EXPECT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[i / 2],
+							 rx_pkt(test, quarter)));
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued),
 			4L * quarter);
 
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[2],
-					      rx_pkt(test, quarter)));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[2],
+						  rx_pkt(test, quarter)));
 	/* Even a small one: the cap is in bytes. */
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[2],
-					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[2],
+						  rx_pkt(test, 0)));
 	KUNIT_EXPECT_EQ(test, skb_queue_len(&f->qp[2]->r_pkts), 0);
-	KUNIT_EXPECT_EQ(test, rx_count(f, RVT_CNT_DROP_DEV_QUEUE_FULL), 2);
-	KUNIT_EXPECT_EQ(test, rx_count(f, RVT_CNT_DROP_QUEUE_FULL), 0);
+	KUNIT_EXPECT_EQ(test, rx_count(f, SOFTRVT_CNT_DROP_DEV_QUEUE_FULL), 2);
+	KUNIT_EXPECT_EQ(test, rx_count(f, SOFTRVT_CNT_DROP_QUEUE_FULL), 0);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued),
 			4L * quarter);
 
-	skb = rvt_rx_dequeue(f->qp[0]);
+	skb = softrvt_rx_dequeue(f->qp[0]);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	kfree_skb(skb);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued),
 			3L * quarter);
-	KUNIT_EXPECT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[2],
-					     rx_pkt(test, quarter)));
+	KUNIT_EXPECT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[2],
+						 rx_pkt(test, quarter)));
 
 	for (i = 0; i < RX_TEST_QPS; i++)
-		rvt_rx_purge(f->qp[i]);
+		softrvt_rx_purge(f->qp[i]);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued), 0);
 	for (i = 0; i < RX_TEST_QPS; i++)
 		KUNIT_EXPECT_TRUE(test, skb_queue_empty(&f->qp[i]->r_pkts));
@@ -150,24 +150,24 @@ static void rx_qp_cap_charges_nothing(struct kunit *test)
 	long each;
 	int i;
 
-	for (i = 0; i < RVT_RX_QUEUE_MAX; i++)
-		KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[0],
-						     rx_pkt(test, 0)));
+	for (i = 0; i < SOFTRVT_RX_QUEUE_MAX; i++)
+		KUNIT_ASSERT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[0],
+							 rx_pkt(test, 0)));
 	each = skb_peek(&f->qp[0]->r_pkts)->truesize;
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued),
-			each * RVT_RX_QUEUE_MAX);
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[0],
-					      rx_pkt(test, 0)));
-	KUNIT_EXPECT_EQ(test, rx_count(f, RVT_CNT_DROP_QUEUE_FULL), 1);
-	KUNIT_EXPECT_EQ(test, rx_count(f, RVT_CNT_DROP_DEV_QUEUE_FULL), 0);
+			each * SOFTRVT_RX_QUEUE_MAX);
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[0],
+						  rx_pkt(test, 0)));
+	KUNIT_EXPECT_EQ(test, rx_count(f, SOFTRVT_CNT_DROP_QUEUE_FULL), 1);
+	KUNIT_EXPECT_EQ(test, rx_count(f, SOFTRVT_CNT_DROP_DEV_QUEUE_FULL), 0);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued),
-			each * RVT_RX_QUEUE_MAX);
+			each * SOFTRVT_RX_QUEUE_MAX);
 	/* Another QP is not affected. */
-	KUNIT_EXPECT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[1],
-					     rx_pkt(test, 0)));
+	KUNIT_EXPECT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[1],
+						 rx_pkt(test, 0)));
 
-	rvt_rx_purge(f->qp[0]);
-	rvt_rx_purge(f->qp[1]);
+	softrvt_rx_purge(f->qp[0]);
+	softrvt_rx_purge(f->qp[1]);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued), 0);
 }
 
@@ -178,17 +178,17 @@ static void rx_qp_cap_charges_nothing(struct kunit *test)
 static void rx_engine_reset_gives_back(struct kunit *test)
 {
 	struct rx_fixture *f = rx_setup(test);
-	struct rvt_qp *qp = f->qp[0];
+	struct softrvt_qp *qp = f->qp[0];
 	int i;
 
 	for (i = 0; i < 8; i++)
-		KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, qp,
-						     rx_pkt(test, 4096)));
+		KUNIT_ASSERT_TRUE(test, softrvt_rx_queue(f->rdi, qp,
+							 rx_pkt(test, 4096)));
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued), 8 * 4096);
 	flush_work(&qp->send_work);
 
 	qp->state = IB_QPS_RESET;
-	rvt_send_work(&qp->send_work);
+	softrvt_send_work(&qp->send_work);
 	KUNIT_EXPECT_TRUE(test, skb_queue_empty(&qp->r_pkts));
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&f->rdi->rx_queued), 0);
 }
@@ -200,30 +200,30 @@ static void rx_engine_reset_gives_back(struct kunit *test)
 static void rx_drop_counts_in_bound_counter(struct kunit *test)
 {
 	struct rx_fixture *f = rx_setup(test);
-	unsigned int half = RVT_RX_DEV_MAX_BYTES / 2;
-	struct rvt_qp_counter *qc;
-	enum rvt_counter full = RVT_CNT_DROP_DEV_QUEUE_FULL;
+	unsigned int half = SOFTRVT_RX_DEV_MAX_BYTES / 2;
+	struct softrvt_qp_counter *qc;
+	enum softrvt_counter full = SOFTRVT_CNT_DROP_DEV_QUEUE_FULL;
 
 	qc = kunit_kzalloc(test, sizeof(*qc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, qc);
-	KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[0],
-					     rx_pkt(test, half)));
-	KUNIT_ASSERT_TRUE(test, rvt_rx_queue(f->rdi, f->qp[0],
-					     rx_pkt(test, half)));
+	KUNIT_ASSERT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[0],
+						 rx_pkt(test, half)));
+	KUNIT_ASSERT_TRUE(test, softrvt_rx_queue(f->rdi, f->qp[0],
+						 rx_pkt(test, half)));
 
 	rcu_assign_pointer(f->qp[1]->counter, qc);
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[1],
-					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[1],
+						  rx_pkt(test, 0)));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&qc->counts[full]), 1);
 	KUNIT_EXPECT_EQ(test, rx_count(f, full), 0);
 	/* Only the bound QP's: another QP's drop stays the device's. */
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[2],
-					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[2],
+						  rx_pkt(test, 0)));
 	KUNIT_EXPECT_EQ(test, rx_count(f, full), 1);
 
 	RCU_INIT_POINTER(f->qp[1]->counter, NULL);
-	KUNIT_EXPECT_FALSE(test, rvt_rx_queue(f->rdi, f->qp[1],
-					      rx_pkt(test, 0)));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_queue(f->rdi, f->qp[1],
+						  rx_pkt(test, 0)));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&qc->counts[full]), 1);
 	KUNIT_EXPECT_EQ(test, rx_count(f, full), 2);
 }

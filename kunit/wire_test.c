@@ -31,9 +31,9 @@ static void icrc_matches_rxe(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
 		const struct rxe_vector *v = &rxe_vectors[i];
-		u32 len = v->len - RVT_ICRC_BYTES;
+		u32 len = v->len - SOFTRVT_ICRC_BYTES;
 
-		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(v->data, v->ipv6, len),
+		KUNIT_EXPECT_EQ_MSG(test, softrvt_icrc(v->data, v->ipv6, len),
 				    get_unaligned_le32(v->data + len),
 				    "vector %d (%s)", i, v->name);
 	}
@@ -49,7 +49,7 @@ static void icrc_covers_the_invariant_fields(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
 		const struct rxe_vector *v = &rxe_vectors[i];
-		u32 len = v->len - RVT_ICRC_BYTES, l3 = l3_len(v);
+		u32 len = v->len - SOFTRVT_ICRC_BYTES, l3 = l3_len(v);
 		u32 want = get_unaligned_le32(v->data + len);
 		u32 bth = l3 + sizeof(struct udphdr);
 		u8 *p = kunit_kmalloc(test, v->len, GFP_KERNEL);
@@ -67,20 +67,20 @@ static void icrc_covers_the_invariant_fields(struct kunit *test)
 		}
 		p[l3 + 6] ^= 0xff;	/* UDP checksum */
 		p[bth + 4] ^= 0xc0;	/* FECN, BECN */
-		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(p, v->ipv6, len), want,
+		KUNIT_EXPECT_EQ_MSG(test, softrvt_icrc(p, v->ipv6, len), want,
 				    "vector %d: masked fields", i);
 
 		memcpy(p, v->data, v->len);
 		p[bth + 7] ^= 0x01;	/* destination QP */
-		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		KUNIT_EXPECT_NE(test, softrvt_icrc(p, v->ipv6, len), want);
 		memcpy(p, v->data, v->len);
 		p[len - 1] ^= 0x80;	/* last payload byte */
-		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		KUNIT_EXPECT_NE(test, softrvt_icrc(p, v->ipv6, len), want);
 		memcpy(p, v->data, v->len);
 		p[l3 + 2] ^= 0x01;	/* UDP destination port */
-		KUNIT_EXPECT_NE(test, rvt_icrc(p, v->ipv6, len), want);
+		KUNIT_EXPECT_NE(test, softrvt_icrc(p, v->ipv6, len), want);
 		/* Too short to hold the headers. */
-		KUNIT_EXPECT_EQ(test, rvt_icrc(v->data, v->ipv6, bth + 11), 0);
+		KUNIT_EXPECT_EQ(test, softrvt_icrc(v->data, v->ipv6, bth + 11), 0);
 	}
 }
 
@@ -89,11 +89,11 @@ static const u32 icrc_payload_lens[] = {
 	0, 1, 15, 63, 64, 65, 79, 80, 127, 128, 1000, 4093, 4096, 4097, 8960,
 };
 
-/* The ICRC by the CRC-32 rvt_icrc_init() chose; @tfm is not used. */
+/* The ICRC by the CRC-32 softrvt_icrc_init() chose; @tfm is not used. */
 static u32 icrc_by_chosen(struct crypto_shash *tfm, const u8 *l3, bool ipv6,
 			  u32 len)
 {
-	return rvt_icrc(l3, ipv6, len);
+	return softrvt_icrc(l3, ipv6, len);
 }
 
 /*
@@ -107,14 +107,14 @@ static void icrc_agrees(struct kunit *test,
 			struct crypto_shash *tfm)
 {
 	const struct rxe_vector *v = &rxe_vectors[0];
-	u32 hlen = l3_len(v) + sizeof(struct udphdr) + sizeof(struct rvt_bth);
+	u32 hlen = l3_len(v) + sizeof(struct udphdr) + sizeof(struct softrvt_bth);
 	u32 size = hlen + 8960 + 4;
 	u8 *buf = kunit_kmalloc(test, size, GFP_KERNEL);
 	int i, off;
 
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
-		u32 len = rxe_vectors[i].len - RVT_ICRC_BYTES;
+		u32 len = rxe_vectors[i].len - SOFTRVT_ICRC_BYTES;
 
 		KUNIT_EXPECT_EQ_MSG(test, icrc(tfm, rxe_vectors[i].data,
 					       rxe_vectors[i].ipv6, len),
@@ -129,14 +129,14 @@ static void icrc_agrees(struct kunit *test,
 
 			KUNIT_EXPECT_EQ_MSG(test,
 					    icrc(tfm, buf + off, v->ipv6, len),
-					    rvt_icrc_by(NULL, buf + off, v->ipv6, len),
+					    softrvt_icrc_by(NULL, buf + off, v->ipv6, len),
 					    "payload %u at offset %d",
 					    icrc_payload_lens[i], off);
 		}
 	}
 }
 
-/* Whatever rvt_icrc_init() chose gives crc32_le()'s ICRCs. */
+/* Whatever softrvt_icrc_init() chose gives crc32_le()'s ICRCs. */
 static void icrc_chosen_crc32_agrees(struct kunit *test)
 {
 	icrc_agrees(test, icrc_by_chosen, NULL);
@@ -161,7 +161,7 @@ static void icrc_by_each_crc32_driver(struct kunit *test)
 		if (IS_ERR(tfm))
 			continue;
 		found++;
-		icrc_agrees(test, rvt_icrc_by, tfm);
+		icrc_agrees(test, softrvt_icrc_by, tfm);
 		crypto_free_shash(tfm);
 	}
 	KUNIT_EXPECT_GT(test, found, 0);
@@ -216,19 +216,19 @@ static void flip_byte(struct kunit *test, struct sk_buff *skb, u32 off)
 static void check_paged_icrc(struct kunit *test, const u8 *pkt, u32 total,
 			     u32 l3, bool ipv6, u32 headlen, u32 cut)
 {
-	u32 len = total - RVT_ICRC_BYTES;
+	u32 len = total - SOFTRVT_ICRC_BYTES;
 	struct sk_buff *skb;
 
 	if (DIV_ROUND_UP(total - headlen, cut) > MAX_SKB_FRAGS)
 		return;
 	skb = paged_skb(test, pkt, total, l3, headlen, cut);
-	KUNIT_EXPECT_TRUE_MSG(test, rvt_icrc_skb_ok(skb, ipv6, len),
+	KUNIT_EXPECT_TRUE_MSG(test, softrvt_icrc_skb_ok(skb, ipv6, len),
 			      "len %u head %u cut %u", total, headlen, cut);
 	flip_byte(test, skb, skb->len - 1);
-	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, ipv6, len));
+	KUNIT_EXPECT_FALSE(test, softrvt_icrc_skb_ok(skb, ipv6, len));
 	flip_byte(test, skb, skb->len - 1);
-	flip_byte(test, skb, skb->len - RVT_ICRC_BYTES - 1);
-	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, ipv6, len));
+	flip_byte(test, skb, skb->len - SOFTRVT_ICRC_BYTES - 1);
+	KUNIT_EXPECT_FALSE(test, softrvt_icrc_skb_ok(skb, ipv6, len));
 	kfree_skb(skb);
 }
 
@@ -242,8 +242,8 @@ static void icrc_of_a_paged_packet(struct kunit *test)
 	static const u32 cuts[] = { 1, 5, 13, 64, 300, 1000, 4096, 9000 };
 	const struct rxe_vector *v = &rxe_vectors[1];
 	u32 l3 = l3_len(v), hdrs = l3 + sizeof(struct udphdr) +
-		 sizeof(struct rvt_bth);
-	u32 big = hdrs + 4096 + RVT_ICRC_BYTES;
+		 sizeof(struct softrvt_bth);
+	u32 big = hdrs + 4096 + SOFTRVT_ICRC_BYTES;
 	u8 *buf = kunit_kmalloc(test, big, GFP_KERNEL);
 	struct sk_buff *skb;
 	int j, k;
@@ -252,8 +252,8 @@ static void icrc_of_a_paged_packet(struct kunit *test)
 	memcpy(buf, v->data, hdrs);
 	get_random_bytes(buf + hdrs, big - hdrs);
 	/* The headers' lengths do not enter the check; only its bytes. */
-	put_unaligned_le32(rvt_icrc(buf, v->ipv6, big - RVT_ICRC_BYTES),
-			   buf + big - RVT_ICRC_BYTES);
+	put_unaligned_le32(softrvt_icrc(buf, v->ipv6, big - SOFTRVT_ICRC_BYTES),
+			   buf + big - SOFTRVT_ICRC_BYTES);
 
 	for (j = 0; j < ARRAY_SIZE(cuts); j++) {
 		for (k = 0; k < 3; k++) {
@@ -265,8 +265,8 @@ static void icrc_of_a_paged_packet(struct kunit *test)
 	}
 	/* Shorter than its headers, or its ICRC beyond the skb: no. */
 	skb = paged_skb(test, v->data, v->len, l3, hdrs, 64);
-	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, v->ipv6, hdrs - 1));
-	KUNIT_EXPECT_FALSE(test, rvt_icrc_skb_ok(skb, v->ipv6, v->len));
+	KUNIT_EXPECT_FALSE(test, softrvt_icrc_skb_ok(skb, v->ipv6, hdrs - 1));
+	KUNIT_EXPECT_FALSE(test, softrvt_icrc_skb_ok(skb, v->ipv6, v->len));
 	kfree_skb(skb);
 }
 
@@ -280,8 +280,8 @@ static void copy_from_a_paged_packet(struct kunit *test)
 	u32 len = 9000, l3 = sizeof(struct ipv6hdr);
 	u8 *src = kunit_kmalloc(test, len, GFP_KERNEL);
 	u8 *dst = kunit_kzalloc(test, len, GFP_KERNEL);
-	/* Too large for the stack with its RVT_MAX_SGE entries. */
-	struct rvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
+	/* Too large for the stack with its SOFTRVT_MAX_SGE entries. */
+	struct softrvt_sge_state *ss = kunit_kzalloc(test, sizeof(*ss), GFP_KERNEL);
 	int j, k;
 
 	KUNIT_ASSERT_NOT_NULL(test, src);
@@ -305,7 +305,7 @@ static void copy_from_a_paged_packet(struct kunit *test)
 			ss->sge[1].length = n - half;
 			ss->num_sge = 2;
 			ss->total_len = n;
-			rvt_copy_skb_to_sge(ss, skb, off, n);
+			softrvt_copy_skb_to_sge(ss, skb, off, n);
 			KUNIT_EXPECT_EQ_MSG(test, memcmp(dst, src + l3 + off, n),
 					    0, "cut %u off %u", cuts[j], off);
 			KUNIT_EXPECT_EQ(test, ss->cur, 2U);
@@ -317,20 +317,20 @@ static void copy_from_a_paged_packet(struct kunit *test)
 /*
  * @skb, whose network header is set and whose ICRC follows its last byte,
  * as the receive path queues a packet whose ICRC it left to the engine:
- * data at the BTH, the ICRC it carried in its rvt_pkt and trimmed off.
+ * data at the BTH, the ICRC it carried in its softrvt_pkt and trimmed off.
  */
 static void queue_unchecked(struct kunit *test, struct sk_buff *skb,
 			    bool ipv6)
 {
 	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 		   sizeof(struct udphdr);
-	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
 	u32 len = skb->len + (skb->data - skb_network_header(skb)) -
-		  RVT_ICRC_BYTES;
+		  SOFTRVT_ICRC_BYTES;
 
-	KUNIT_ASSERT_TRUE(test, rvt_icrc_carried(skb, len, &pkt->icrc));
+	KUNIT_ASSERT_TRUE(test, softrvt_icrc_carried(skb, len, &pkt->icrc));
 	skb_pull(skb, skb_network_header(skb) + hlen - skb->data);
-	KUNIT_ASSERT_EQ(test, pskb_trim(skb, skb->len - RVT_ICRC_BYTES), 0);
+	KUNIT_ASSERT_EQ(test, pskb_trim(skb, skb->len - SOFTRVT_ICRC_BYTES), 0);
 	pkt->ipv6 = ipv6;
 	pkt->icrc_ok = false;
 }
@@ -348,32 +348,32 @@ static void rx_icrc_checked_by_the_engine(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
 		const struct rxe_vector *v = &rxe_vectors[i];
 		u32 hdrs = l3_len(v) + sizeof(struct udphdr) +
-			   sizeof(struct rvt_bth);
+			   sizeof(struct softrvt_bth);
 
 		for (paged = 0; paged < 2; paged++) {
 			struct sk_buff *skb;
-			struct rvt_pkt *pkt;
+			struct softrvt_pkt *pkt;
 
 			skb = paged_skb(test, v->data, v->len, l3_len(v),
 					paged ? hdrs + 4 : v->len, 16);
 			queue_unchecked(test, skb, v->ipv6);
-			pkt = rvt_pkt_of(skb);
-			KUNIT_EXPECT_TRUE_MSG(test, rvt_rx_icrc_ok(skb),
+			pkt = softrvt_pkt_of(skb);
+			KUNIT_EXPECT_TRUE_MSG(test, softrvt_rx_icrc_ok(skb),
 					      "%s, paged %d", v->name, paged);
 			pkt->icrc_ok = false;
 			flip_byte(test, skb, skb->len - 1);
-			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_FALSE(test, softrvt_rx_icrc_ok(skb));
 			flip_byte(test, skb, skb->len - 1);
 			flip_byte(test, skb, 7);	/* the BTH's QPN */
-			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_FALSE(test, softrvt_rx_icrc_ok(skb));
 			flip_byte(test, skb, 7);
 			pkt->icrc ^= 0x10;
-			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
-			KUNIT_EXPECT_FALSE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_FALSE(test, softrvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_FALSE(test, softrvt_rx_icrc_ok(skb));
 			pkt->icrc ^= 0x10;
-			KUNIT_EXPECT_TRUE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_TRUE(test, softrvt_rx_icrc_ok(skb));
 			flip_byte(test, skb, skb->len - 1);
-			KUNIT_EXPECT_TRUE(test, rvt_rx_icrc_ok(skb));
+			KUNIT_EXPECT_TRUE(test, softrvt_rx_icrc_ok(skb));
 			kfree_skb(skb);
 		}
 	}
@@ -387,13 +387,13 @@ static void parse_rxe_packets(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(rxe_vectors); i++) {
 		const struct rxe_vector *v = &rxe_vectors[i];
 		u32 off = l3_len(v) + sizeof(struct udphdr);
-		struct rvt_pkt pkt;
+		struct softrvt_pkt pkt;
 		bool ud = v->name[0] == 'u';
 
-		KUNIT_ASSERT_EQ(test, rvt_parse_bth(v->data + off, v->len - off,
-						    &pkt), 0);
+		KUNIT_ASSERT_EQ(test, softrvt_parse_bth(v->data + off, v->len - off,
+							&pkt), 0);
 		KUNIT_EXPECT_EQ(test, get_unaligned_be16(v->data + l3_len(v) + 2),
-				RVT_ROCE_V2_UDP_DPORT);
+				SOFTRVT_ROCE_V2_UDP_DPORT);
 		KUNIT_EXPECT_EQ(test, pkt.opcode, ud ?
 				IB_OPCODE_UD | IB_OPCODE_SEND_ONLY :
 				IB_OPCODE_RC | IB_OPCODE_SEND_ONLY);
@@ -411,12 +411,12 @@ static void parse_rxe_packets(struct kunit *test)
 
 static void bth_round_trip(struct kunit *test)
 {
-	u8 buf[sizeof(struct rvt_bth) + sizeof(struct rvt_reth) + 8 + 2 +
-	       RVT_ICRC_BYTES] = {};
-	struct rvt_pkt pkt;
+	u8 buf[sizeof(struct softrvt_bth) + sizeof(struct softrvt_reth) + 8 + 2 +
+	       SOFTRVT_ICRC_BYTES] = {};
+	struct softrvt_pkt pkt;
 
-	rvt_build_bth((struct rvt_bth *)buf,
-		      IB_OPCODE_RC | IB_OPCODE_RDMA_WRITE_ONLY, true, 2,
+	softrvt_build_bth((struct softrvt_bth *)buf,
+			  IB_OPCODE_RC | IB_OPCODE_RDMA_WRITE_ONLY, true, 2,
 		      0xffff, 0xabcdef, true, 0xfffffe);
 	/* The wire bytes, as the IBA lays them out. */
 	KUNIT_EXPECT_EQ(test, buf[0], 0x0a);
@@ -432,7 +432,7 @@ static void bth_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf[10], 0xff);
 	KUNIT_EXPECT_EQ(test, buf[11], 0xfe);
 
-	KUNIT_ASSERT_EQ(test, rvt_parse_bth(buf, sizeof(buf), &pkt), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_parse_bth(buf, sizeof(buf), &pkt), 0);
 	KUNIT_EXPECT_EQ(test, pkt.opcode, 0x0a);
 	KUNIT_EXPECT_TRUE(test, pkt.se);
 	KUNIT_EXPECT_TRUE(test, pkt.ackreq);
@@ -442,11 +442,11 @@ static void bth_round_trip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pkt.psn, 0xfffffe);
 	KUNIT_EXPECT_EQ(test, pkt.hdr_len, 12 + 16);
 	KUNIT_EXPECT_EQ(test, pkt.payload_len, 8);
-	KUNIT_EXPECT_TRUE(test, pkt.mask & RVT_HDR_RETH);
+	KUNIT_EXPECT_TRUE(test, pkt.mask & SOFTRVT_HDR_RETH);
 
 	/* Out-of-range fields are masked, never spilled into neighbours. */
-	rvt_build_bth((struct rvt_bth *)buf, IB_OPCODE_UD | IB_OPCODE_SEND_ONLY,
-		      false, 7, 1, 0xff000001, false, 0x1000005);
+	softrvt_build_bth((struct softrvt_bth *)buf, IB_OPCODE_UD | IB_OPCODE_SEND_ONLY,
+			  false, 7, 1, 0xff000001, false, 0x1000005);
 	KUNIT_EXPECT_EQ(test, buf[1], 0x30);
 	KUNIT_EXPECT_EQ(test, buf[4], 0x00);
 	KUNIT_EXPECT_EQ(test, buf[8], 0x00);
@@ -482,9 +482,9 @@ static void header_lengths(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		u16 mask;
 
-		KUNIT_ASSERT_EQ(test, rvt_opcode_info(cases[i].opcode, &mask),
+		KUNIT_ASSERT_EQ(test, softrvt_opcode_info(cases[i].opcode, &mask),
 				0);
-		KUNIT_EXPECT_EQ_MSG(test, rvt_hdr_len(mask), cases[i].len,
+		KUNIT_EXPECT_EQ_MSG(test, softrvt_hdr_len(mask), cases[i].len,
 				    "opcode 0x%02x", cases[i].opcode);
 	}
 }
@@ -492,70 +492,70 @@ static void header_lengths(struct kunit *test)
 static void malformed_packets_rejected(struct kunit *test)
 {
 	u8 buf[64] = {};
-	struct rvt_pkt pkt;
+	struct softrvt_pkt pkt;
 	u16 mask;
 
 	/* Opcodes softrvt does not speak. */
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UD | IB_OPCODE_SEND_FIRST,
-					      &mask), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UC |
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UD | IB_OPCODE_SEND_FIRST,
+						  &mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC |
 					      IB_OPCODE_RDMA_READ_REQUEST,
 					      &mask), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_RD | IB_OPCODE_SEND_ONLY,
-					      &mask), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_CNP, &mask), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_RC | 0x15, &mask),
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_RD | IB_OPCODE_SEND_ONLY,
+						  &mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_CNP, &mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_RC | 0x15, &mask),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UC | IB_OPCODE_FLUSH,
-					      &mask), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(IB_OPCODE_UC |
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC | IB_OPCODE_FLUSH,
+						  &mask), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC |
 					      IB_OPCODE_ATOMIC_WRITE, &mask),
 			-EINVAL);
 
 	/* Shorter than a BTH and ICRC, or than the opcode's headers. */
-	rvt_build_bth((void *)buf, IB_OPCODE_RC | IB_OPCODE_SEND_ONLY, false, 0,
-		      0xffff, 5, false, 1);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 15, &pkt), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 16, &pkt), 0);
+	softrvt_build_bth((void *)buf, IB_OPCODE_RC | IB_OPCODE_SEND_ONLY, false, 0,
+			  0xffff, 5, false, 1);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 15, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 16, &pkt), 0);
 	KUNIT_EXPECT_EQ(test, pkt.payload_len, 0);
 	buf[0] = IB_OPCODE_RC | IB_OPCODE_RDMA_READ_REQUEST;
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 16 + 3, &pkt), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 16 + 4, &pkt), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 16 + 3, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 16 + 4, &pkt), 0);
 	/* Payload on an opcode that carries none. */
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 16 + 4 + 4, &pkt),
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 16 + 4 + 4, &pkt),
 			-EINVAL);
 	buf[0] = IB_OPCODE_RC | IB_OPCODE_FLUSH;
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 16 + 4, &pkt), 0);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 16 + 8 + 4, &pkt),
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 4 + 16 + 4, &pkt), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 4 + 16 + 8 + 4, &pkt),
 			-EINVAL);
 
 	/* A pad count larger than the payload. */
-	rvt_build_bth((void *)buf, IB_OPCODE_RC | IB_OPCODE_SEND_ONLY, false, 3,
-		      0xffff, 5, false, 1);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 2 + 4, &pkt), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 4, &pkt), 0);
+	softrvt_build_bth((void *)buf, IB_OPCODE_RC | IB_OPCODE_SEND_ONLY, false, 3,
+			  0xffff, 5, false, 1);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 2 + 4, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 4 + 4, &pkt), 0);
 	KUNIT_EXPECT_EQ(test, pkt.payload_len, 1);
 
 	/* A transport version other than 0. */
 	buf[1] |= 0x01;
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4 + 4, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 4 + 4, &pkt), -EINVAL);
 }
 
 static void psn_arithmetic_wraps(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, rvt_psn_add(0xffffff, 1), 0);
-	KUNIT_EXPECT_EQ(test, rvt_psn_add(0xfffffe, 5), 3);
-	KUNIT_EXPECT_EQ(test, rvt_psn_cmp(5, 5), 0);
-	KUNIT_EXPECT_GT(test, rvt_psn_cmp(0, 0xffffff), 0);
-	KUNIT_EXPECT_LT(test, rvt_psn_cmp(0xffffff, 0), 0);
-	KUNIT_EXPECT_GT(test, rvt_psn_cmp(3, 0xfffffe), 0);
-	KUNIT_EXPECT_EQ(test, rvt_psn_cmp(3, 0xfffffe), 5);
-	KUNIT_EXPECT_EQ(test, rvt_psn_cmp(0xfffffe, 3), -5);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_add(0xffffff, 1), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_add(0xfffffe, 5), 3);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_cmp(5, 5), 0);
+	KUNIT_EXPECT_GT(test, softrvt_psn_cmp(0, 0xffffff), 0);
+	KUNIT_EXPECT_LT(test, softrvt_psn_cmp(0xffffff, 0), 0);
+	KUNIT_EXPECT_GT(test, softrvt_psn_cmp(3, 0xfffffe), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_cmp(3, 0xfffffe), 5);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_cmp(0xfffffe, 3), -5);
 	/* Half the space ahead is "after", the other half "before". */
-	KUNIT_EXPECT_GT(test, rvt_psn_cmp(0x7fffff, 0), 0);
-	KUNIT_EXPECT_LT(test, rvt_psn_cmp(0x800001, 0), 0);
+	KUNIT_EXPECT_GT(test, softrvt_psn_cmp(0x7fffff, 0), 0);
+	KUNIT_EXPECT_LT(test, softrvt_psn_cmp(0x800001, 0), 0);
 	/* Bits above the 24 are ignored. */
-	KUNIT_EXPECT_EQ(test, rvt_psn_cmp(0x1000005, 5), 0);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_cmp(0x1000005, 5), 0);
 }
 
 /*
@@ -569,42 +569,42 @@ static void psn_map_tracks_answers_across_the_wrap(struct kunit *test)
 	u64 map = 0;
 	u32 run;
 
-	map = rvt_psn_map_set(map, base, 0xffffff);	/* bit 1 */
-	map = rvt_psn_map_set(map, base, 0);		/* bit 2 */
-	map = rvt_psn_map_set(map, base, 3);		/* bit 5 */
+	map = softrvt_psn_map_set(map, base, 0xffffff);	/* bit 1 */
+	map = softrvt_psn_map_set(map, base, 0);		/* bit 2 */
+	map = softrvt_psn_map_set(map, base, 3);		/* bit 5 */
 	KUNIT_EXPECT_EQ(test, map, 0x26ULL);
-	KUNIT_EXPECT_TRUE(test, rvt_psn_map_test(map, base, 0));
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 0xfffffe));
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 1));
+	KUNIT_EXPECT_TRUE(test, softrvt_psn_map_test(map, base, 0));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(map, base, 0xfffffe));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(map, base, 1));
 	/* The base itself and what lies before it are never in the map. */
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base, base));
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base, 0xfffff0));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(U64_MAX, base, base));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(U64_MAX, base, 0xfffff0));
 	/* 64 PSNs past the base is the last one recorded, 65 is not. */
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_set(0, base, rvt_psn_add(base, 64)),
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_set(0, base, softrvt_psn_add(base, 64)),
 			BIT_ULL(63));
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_set(0, base, rvt_psn_add(base, 65)),
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_set(0, base, softrvt_psn_add(base, 65)),
 			0ULL);
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(U64_MAX, base,
-						  rvt_psn_add(base, 65)));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(U64_MAX, base,
+						      softrvt_psn_add(base, 65)));
 
 	/* No run while base + 1 (0xfffffe) is missing. */
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(map), 0U);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_run(map), 0U);
 	/* 0xfffffe comes in order: the base moves over it and the run. */
-	map = rvt_psn_map_shift(map, 1);
-	base = rvt_psn_add(base, 1);
-	run = rvt_psn_map_run(map);
+	map = softrvt_psn_map_shift(map, 1);
+	base = softrvt_psn_add(base, 1);
+	run = softrvt_psn_map_run(map);
 	KUNIT_EXPECT_EQ(test, run, 2U);
-	map = rvt_psn_map_shift(map, run);
-	base = rvt_psn_add(base, run);
+	map = softrvt_psn_map_shift(map, run);
+	base = softrvt_psn_add(base, run);
 	KUNIT_EXPECT_EQ(test, base, 0U);
-	KUNIT_EXPECT_TRUE(test, rvt_psn_map_test(map, base, 3));
-	KUNIT_EXPECT_FALSE(test, rvt_psn_map_test(map, base, 2));
+	KUNIT_EXPECT_TRUE(test, softrvt_psn_map_test(map, base, 3));
+	KUNIT_EXPECT_FALSE(test, softrvt_psn_map_test(map, base, 2));
 
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(U64_MAX), 64U);
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_run(0x7fffffffffffffffULL), 63U);
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(U64_MAX, 64), 0ULL);
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(U64_MAX, 1000), 0ULL);
-	KUNIT_EXPECT_EQ(test, rvt_psn_map_shift(0x30ULL, 4), 3ULL);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_run(U64_MAX), 64U);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_run(0x7fffffffffffffffULL), 63U);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_shift(U64_MAX, 64), 0ULL);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_shift(U64_MAX, 1000), 0ULL);
+	KUNIT_EXPECT_EQ(test, softrvt_psn_map_shift(0x30ULL, 4), 3ULL);
 }
 
 /* A train of RC SEND packets to QP 0x123, the last one shorter. */
@@ -633,19 +633,19 @@ static struct sk_buff *train_skb(struct kunit *test, u32 seg_len, u32 ulen)
 		bool last = i == TRAIN_PKTS - 1;
 		u32 len = last ? TRAIN_LAST : TRAIN_MTU;
 
-		rvt_build_bth((struct rvt_bth *)p, IB_OPCODE_RC |
+		softrvt_build_bth((struct softrvt_bth *)p, IB_OPCODE_RC |
 			      (last ? IB_OPCODE_SEND_LAST :
 			       i ? IB_OPCODE_SEND_MIDDLE : IB_OPCODE_SEND_FIRST),
 			      false, 0, 0xffff, 0x123, last, 1000 + i);
 		for (j = 0; j < len; j++)
-			p[sizeof(struct rvt_bth) + j] = train_byte(i, j);
+			p[sizeof(struct softrvt_bth) + j] = train_byte(i, j);
 		p += seg_len;
 	}
 
 	udph = skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
 	udph->source = htons(0xc123);
-	udph->dest = htons(RVT_ROCE_V2_UDP_DPORT);
+	udph->dest = htons(SOFTRVT_ROCE_V2_UDP_DPORT);
 	udph->len = htons(sizeof(*udph) + ulen);
 	udph->check = 0;
 	ip6h = skb_push(skb, sizeof(*ip6h));
@@ -668,15 +668,15 @@ static struct sk_buff *train_skb(struct kunit *test, u32 seg_len, u32 ulen)
  */
 static void train_segments_carry_their_icrc(struct kunit *test)
 {
-	u32 seg_len = sizeof(struct rvt_bth) + TRAIN_MTU + RVT_ICRC_BYTES;
-	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct rvt_bth) +
-		   TRAIN_LAST + RVT_ICRC_BYTES;
+	u32 seg_len = sizeof(struct softrvt_bth) + TRAIN_MTU + SOFTRVT_ICRC_BYTES;
+	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct softrvt_bth) +
+		   TRAIN_LAST + SOFTRVT_ICRC_BYTES;
 	u32 hlen = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 	struct sk_buff *skb = train_skb(test, seg_len, ulen);
 	struct sk_buff *segs, *seg, *next;
 	u32 i = 0, j;
 
-	rvt_train_seal(skb, seg_len);
+	softrvt_train_seal(skb, seg_len);
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->gso_segs, TRAIN_PKTS);
 	KUNIT_EXPECT_EQ(test, skb_shinfo(skb)->gso_size, seg_len);
 	segs = skb_gso_segment(skb, NETIF_F_SG);
@@ -686,7 +686,7 @@ static void train_segments_carry_their_icrc(struct kunit *test)
 	skb_list_walk_safe(segs, seg, next) {
 		u32 want = (i < TRAIN_PKTS - 1 ? TRAIN_MTU : TRAIN_LAST);
 		u8 *l3, *payload;
-		struct rvt_pkt pkt;
+		struct softrvt_pkt pkt;
 		u32 len;
 
 		skb_mark_not_on_list(seg);
@@ -697,17 +697,17 @@ static void train_segments_carry_their_icrc(struct kunit *test)
 		}
 		l3 = skb_network_header(seg);
 		len = skb_tail_pointer(seg) - l3;
-		KUNIT_EXPECT_EQ(test, len, hlen + sizeof(struct rvt_bth) + want +
-				RVT_ICRC_BYTES);
+		KUNIT_EXPECT_EQ(test, len, hlen + sizeof(struct softrvt_bth) + want +
+				SOFTRVT_ICRC_BYTES);
 		KUNIT_EXPECT_EQ(test, ntohs(udp_hdr(seg)->len),
 				len - sizeof(struct ipv6hdr));
-		KUNIT_EXPECT_EQ_MSG(test, rvt_icrc(l3, true, len - RVT_ICRC_BYTES),
-				    get_unaligned_le32(l3 + len - RVT_ICRC_BYTES),
+		KUNIT_EXPECT_EQ_MSG(test, softrvt_icrc(l3, true, len - SOFTRVT_ICRC_BYTES),
+				    get_unaligned_le32(l3 + len - SOFTRVT_ICRC_BYTES),
 				    "segment %u", i);
-		KUNIT_EXPECT_EQ(test, rvt_parse_bth(l3 + hlen, len - hlen, &pkt),
+		KUNIT_EXPECT_EQ(test, softrvt_parse_bth(l3 + hlen, len - hlen, &pkt),
 				0);
 		KUNIT_EXPECT_EQ(test, pkt.psn, 1000 + i);
-		payload = l3 + hlen + sizeof(struct rvt_bth);
+		payload = l3 + hlen + sizeof(struct softrvt_bth);
 		for (j = 0; j < want; j++)
 			if (payload[j] != train_byte(i, j))
 				break;
@@ -725,45 +725,45 @@ static void train_segments_carry_their_icrc(struct kunit *test)
  */
 static void train_take_follows_the_segmenter(struct kunit *test)
 {
-	const struct rvt_train_limit lim = { .bytes = 3 * 4108, .segs = 2 };
-	const struct rvt_train_limit none = {};
+	const struct softrvt_train_limit lim = { .bytes = 3 * 4108, .segs = 2 };
+	const struct softrvt_train_limit none = {};
 	u32 bytes = 0;
 
-	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 0, 4108, 4108, false,
-					       &bytes));
+	KUNIT_EXPECT_TRUE(test, softrvt_train_take(&lim, 0, 4108, 4108, false,
+						   &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 4108);
 	/* Longer than the first, or shorter but not the message's last. */
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 4112, false,
-						&bytes));
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 100, false,
-						&bytes));
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 0, true,
-						&bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&lim, 1, 4108, 4112, false,
+						    &bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&lim, 1, 4108, 100, false,
+						    &bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&lim, 1, 4108, 0, true,
+						    &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 4108);
-	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 1, 4108, 100, true,
-					       &bytes));
+	KUNIT_EXPECT_TRUE(test, softrvt_train_take(&lim, 1, 4108, 100, true,
+						   &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 4208);
 	/* The path's segment limit, then its byte limit. */
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 2, 4108, 4108, false,
-						&bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&lim, 2, 4108, 4108, false,
+						    &bytes));
 	bytes = 2 * 4108 + 1;
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&lim, 1, 4108, 4108, false,
-						&bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&lim, 1, 4108, 4108, false,
+						    &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 2 * 4108 + 1);
 	bytes = 2 * 4108;
-	KUNIT_EXPECT_TRUE(test, rvt_train_take(&lim, 1, 4108, 4108, true,
-					       &bytes));
+	KUNIT_EXPECT_TRUE(test, softrvt_train_take(&lim, 1, 4108, 4108, true,
+						   &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 3 * 4108);
 	/* A path that takes no trains. */
 	bytes = 0;
-	KUNIT_EXPECT_FALSE(test, rvt_train_take(&none, 0, 4108, 4108, false,
-						&bytes));
+	KUNIT_EXPECT_FALSE(test, softrvt_train_take(&none, 0, 4108, 4108, false,
+						    &bytes));
 	KUNIT_EXPECT_EQ(test, bytes, 0);
 }
 
 /*
  * A packet softrvt sends is known in the receive path by the mark
- * rvt_tx_begin() puts on it, not by its address: while this CPU is inside
+ * softrvt_tx_begin() puts on it, not by its address: while this CPU is inside
  * that transmit, it and the segments the stack cuts from it (a train)
  * leave their ICRC to the engine; another skb, even one at the address of
  * a sent one freed meanwhile, a tunnel's packet whose inner protocol is
@@ -772,9 +772,9 @@ static void train_take_follows_the_segmenter(struct kunit *test)
  */
 static void rx_sent_here_by_the_mark(struct kunit *test)
 {
-	u32 seg_len = sizeof(struct rvt_bth) + TRAIN_MTU + RVT_ICRC_BYTES;
-	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct rvt_bth) +
-		   TRAIN_LAST + RVT_ICRC_BYTES;
+	u32 seg_len = sizeof(struct softrvt_bth) + TRAIN_MTU + SOFTRVT_ICRC_BYTES;
+	u32 ulen = (TRAIN_PKTS - 1) * seg_len + sizeof(struct softrvt_bth) +
+		   TRAIN_LAST + SOFTRVT_ICRC_BYTES;
 	struct sk_buff *skb = train_skb(test, seg_len, ulen);
 	struct sk_buff *gone = alloc_skb(64, GFP_KERNEL);
 	struct sk_buff *tunnel = alloc_skb(64, GFP_KERNEL);
@@ -786,28 +786,28 @@ static void rx_sent_here_by_the_mark(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, tunnel);
 	tunnel->encapsulation = 1;
 	skb_set_inner_protocol(tunnel, htons(ETH_P_IBOE));
-	rvt_train_seal(skb, seg_len);
-	KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(skb));
+	softrvt_train_seal(skb, seg_len);
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_sent_here(skb));
 
 	/* No assertion in here: it would leave migration disabled. */
 	migrate_disable();
-	rvt_tx_begin(gone);
-	sent_gone = rvt_rx_sent_here(gone);
+	softrvt_tx_begin(gone);
+	sent_gone = softrvt_rx_sent_here(gone);
 	kfree_skb(gone);
 	/* Most often where the slab puts the next skb. */
 	again = alloc_skb(64, GFP_ATOMIC);
-	again_here = again && rvt_rx_sent_here(again);
-	tunnel_here = rvt_rx_sent_here(tunnel);
-	rvt_tx_begin(skb);
-	rvt_tx_end();
-	nested = rvt_rx_sent_here(skb);
+	again_here = again && softrvt_rx_sent_here(again);
+	tunnel_here = softrvt_rx_sent_here(tunnel);
+	softrvt_tx_begin(skb);
+	softrvt_tx_end();
+	nested = softrvt_rx_sent_here(skb);
 	segs = skb_gso_segment(skb, NETIF_F_SG);
 	if (!IS_ERR_OR_NULL(segs))
 		skb_list_walk_safe(segs, seg, next) {
-			segs_here &= rvt_rx_sent_here(seg);
+			segs_here &= softrvt_rx_sent_here(seg);
 			n++;
 		}
-	rvt_tx_end();
+	softrvt_tx_end();
 	migrate_enable();
 
 	KUNIT_EXPECT_TRUE(test, sent_gone);
@@ -816,10 +816,10 @@ static void rx_sent_here_by_the_mark(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, nested, "an engine preempted this one");
 	KUNIT_EXPECT_EQ(test, n, TRAIN_PKTS);
 	KUNIT_EXPECT_TRUE(test, segs_here);
-	KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(skb));
+	KUNIT_EXPECT_FALSE(test, softrvt_rx_sent_here(skb));
 	if (!IS_ERR_OR_NULL(segs))
 		skb_list_walk_safe(segs, seg, next) {
-			KUNIT_EXPECT_FALSE(test, rvt_rx_sent_here(seg));
+			KUNIT_EXPECT_FALSE(test, softrvt_rx_sent_here(seg));
 			skb_mark_not_on_list(seg);
 			kfree_skb(seg);
 		}

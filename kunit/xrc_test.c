@@ -36,20 +36,20 @@ static void xrceth_on_requests_only(struct kunit *test)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		u8 opcode = RVT_OPCODE_XRC | cases[i].op;
+		u8 opcode = SOFTRVT_OPCODE_XRC | cases[i].op;
 		u32 ext = 12 + 4 * cases[i].xrceth;
 
-		KUNIT_ASSERT_EQ(test, rvt_opcode_info(opcode, &mask), 0);
-		KUNIT_EXPECT_EQ_MSG(test, rvt_hdr_len(mask), cases[i].len,
+		KUNIT_ASSERT_EQ(test, softrvt_opcode_info(opcode, &mask), 0);
+		KUNIT_EXPECT_EQ_MSG(test, softrvt_hdr_len(mask), cases[i].len,
 				    "opcode 0x%02x", opcode);
-		KUNIT_EXPECT_EQ_MSG(test, !!(mask & RVT_HDR_XRCETH),
+		KUNIT_EXPECT_EQ_MSG(test, !!(mask & SOFTRVT_HDR_XRCETH),
 				    cases[i].xrceth, "opcode 0x%02x", opcode);
-		KUNIT_EXPECT_EQ(test, rvt_ext_hdr_off(mask), ext);
+		KUNIT_EXPECT_EQ(test, softrvt_ext_hdr_off(mask), ext);
 	}
 	/* RC's reserved operations stay reserved in XRC. */
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(RVT_OPCODE_XRC | 0x15, &mask),
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(SOFTRVT_OPCODE_XRC | 0x15, &mask),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_opcode_info(RVT_OPCODE_XRC | 0x1f, &mask),
+	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(SOFTRVT_OPCODE_XRC | 0x1f, &mask),
 			-EINVAL);
 }
 
@@ -57,51 +57,51 @@ static void xrceth_on_requests_only(struct kunit *test)
 static void xrceth_parsed(struct kunit *test)
 {
 	u8 buf[64] = {};
-	struct rvt_pkt pkt;
+	struct softrvt_pkt pkt;
 
-	rvt_build_bth((void *)buf, RVT_OPCODE_XRC | IB_OPCODE_SEND_ONLY, false,
-		      0, 0xffff, 0x123456, false, 7);
+	softrvt_build_bth((void *)buf, SOFTRVT_OPCODE_XRC | IB_OPCODE_SEND_ONLY, false,
+			  0, 0xffff, 0x123456, false, 7);
 	put_unaligned_be32(0xab000042, buf + 12);
-	KUNIT_ASSERT_EQ(test, rvt_parse_bth(buf, 16 + 8 + 4, &pkt), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_parse_bth(buf, 16 + 8 + 4, &pkt), 0);
 	KUNIT_EXPECT_EQ(test, pkt.srqn, 0x42);
 	KUNIT_EXPECT_EQ(test, pkt.qpn, 0x123456);
 	KUNIT_EXPECT_EQ(test, pkt.hdr_len, 16);
 	KUNIT_EXPECT_EQ(test, pkt.payload_len, 8);
 	/* A BTH and an ICRC, without room for the XRCETH. */
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 12 + 4, &pkt), -EINVAL);
-	KUNIT_EXPECT_EQ(test, rvt_parse_bth(buf, 15 + 4, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 12 + 4, &pkt), -EINVAL);
+	KUNIT_EXPECT_EQ(test, softrvt_parse_bth(buf, 15 + 4, &pkt), -EINVAL);
 	/* An answer has none: its SRQ number is 0. */
-	buf[0] = RVT_OPCODE_XRC | IB_OPCODE_ACKNOWLEDGE;
-	KUNIT_ASSERT_EQ(test, rvt_parse_bth(buf, 16 + 4, &pkt), 0);
+	buf[0] = SOFTRVT_OPCODE_XRC | IB_OPCODE_ACKNOWLEDGE;
+	KUNIT_ASSERT_EQ(test, softrvt_parse_bth(buf, 16 + 4, &pkt), 0);
 	KUNIT_EXPECT_EQ(test, pkt.srqn, 0);
 }
 
 /*
- * What rvt_xsrq_get() finds, its reference put back at once, so that a
- * failed expectation does not leave rvt_xsrq_unpublish() waiting.
+ * What softrvt_xsrq_get() finds, its reference put back at once, so that a
+ * failed expectation does not leave softrvt_xsrq_unpublish() waiting.
  */
-static struct rvt_srq *xsrq_find(struct kunit *test, struct rvt_dev_info *rdi,
-				 u32 srqn, const struct ib_xrcd *xrcd)
+static struct softrvt_srq *xsrq_find(struct kunit *test, struct softrvt_dev_info *rdi,
+				     u32 srqn, const struct ib_xrcd *xrcd)
 {
-	struct rvt_srq *srq = rvt_xsrq_get(rdi, srqn, xrcd);
+	struct softrvt_srq *srq = softrvt_xsrq_get(rdi, srqn, xrcd);
 
 	if (srq)
 		KUNIT_EXPECT_GE(test, refcount_read(&srq->refcount), 2);
-	rvt_xsrq_put(srq);
+	softrvt_xsrq_put(srq);
 	return srq;
 }
 
 /*
- * rvt_xsrq_get() finds an SRQ by number only for a QP of its domain: a
+ * softrvt_xsrq_get() finds an SRQ by number only for a QP of its domain: a
  * number of another domain's SRQ, of no SRQ, or a QP without a domain
  * finds nothing.  A destroyed SRQ is not found any more.
  */
 static void xsrq_lookup_checks_the_domain(struct kunit *test)
 {
-	struct rvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
+	struct softrvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
 						 GFP_KERNEL);
-	struct rvt_srq *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
-	struct rvt_srq *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	struct softrvt_srq *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct softrvt_srq *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	struct ib_xrcd *xa = kunit_kzalloc(test, sizeof(*xa), GFP_KERNEL);
 	struct ib_xrcd *xb = kunit_kzalloc(test, sizeof(*xb), GFP_KERNEL);
 	u32 na, nb;
@@ -112,25 +112,25 @@ static void xsrq_lookup_checks_the_domain(struct kunit *test)
 	a->ibsrq.ext.xrc.xrcd = xa;
 	b->ibsrq.srq_type = IB_SRQT_XRC;
 	b->ibsrq.ext.xrc.xrcd = xb;
-	KUNIT_ASSERT_EQ(test, rvt_xsrq_publish(rdi, a), 0);
-	KUNIT_ASSERT_EQ(test, rvt_xsrq_publish(rdi, b), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_xsrq_publish(rdi, a), 0);
+	KUNIT_ASSERT_EQ(test, softrvt_xsrq_publish(rdi, b), 0);
 	na = a->ibsrq.ext.xrc.srq_num;
 	nb = b->ibsrq.ext.xrc.srq_num;
 	KUNIT_EXPECT_NE(test, na, 0);
 	KUNIT_EXPECT_NE(test, na, nb);
-	KUNIT_EXPECT_LE(test, na, RVT_XRC_SRQN_MASK);
+	KUNIT_EXPECT_LE(test, na, SOFTRVT_XRC_SRQN_MASK);
 
 	KUNIT_EXPECT_PTR_EQ(test, xsrq_find(test, rdi, na, xa), a);
 	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, na, xb));
 	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, nb, xa));
 	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, na, NULL));
 	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, 0, xa));
-	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, RVT_XRC_SRQN_MASK, xa));
+	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, SOFTRVT_XRC_SRQN_MASK, xa));
 
-	rvt_xsrq_unpublish(rdi, a);
+	softrvt_xsrq_unpublish(rdi, a);
 	KUNIT_EXPECT_NULL(test, xsrq_find(test, rdi, na, xa));
 	KUNIT_EXPECT_PTR_EQ(test, xsrq_find(test, rdi, nb, xb), b);
-	rvt_xsrq_unpublish(rdi, b);
+	softrvt_xsrq_unpublish(rdi, b);
 	KUNIT_EXPECT_TRUE(test, xa_empty(&rdi->srq_xa));
 	xa_destroy(&rdi->srq_xa);
 }

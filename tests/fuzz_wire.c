@@ -18,7 +18,7 @@
  * peer's address, over IPv4 and IPv6.
  *
  * The accounting.  For each packet the program predicts, from its bytes,
- * what the receive path of DEV does with it (rvt_rcv(): the UDP layer's
+ * what the receive path of DEV does with it (softrvt_rcv(): the UDP layer's
  * own checks, then header, ICRC, P_Key, QP number and transport) and, for
  * a packet that is queued, what its QP's engine does, as far as that does
  * not depend on earlier fuzzed packets.  After a round, once the real

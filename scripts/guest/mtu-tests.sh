@@ -2,7 +2,7 @@
 # The MTU under a connection; sourced by wire-tests.sh after wire_setup,
 # softrvt1 (ns1, w0) and softrvt2 (ns2, w1) up, ig1 and ig2 their GIDs.
 #
-# A connected QP keeps the MTU it was given (rvt_qp_mtu()): when the
+# A connected QP keeps the MTU it was given (softrvt_qp_mtu()): when the
 # netdevs' MTU drops below the port's 2048-byte step while 1 MiB SENDs
 # stream, packets of 2048 bytes still fit and must still be taken; and a
 # route whose MTU is below the QP's packets drops each of them, counted

@@ -9,7 +9,7 @@
 #include "softrvt.h"
 
 /**
- * rvt_av_init - the RoCEv2 path that AH attributes describe
+ * softrvt_av_init - the RoCEv2 path that AH attributes describe
  * @rdi: the device
  * @attr: AH attributes with a GRH
  * @sgid_attr: the source GID's attribute, held by the caller
@@ -18,8 +18,8 @@
  * Return: whether the destination GID is one of this device's, so that
  * the same-device path applies.
  */
-bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
-		 const struct ib_gid_attr *sgid_attr, struct rvt_av *av)
+bool softrvt_av_init(struct softrvt_dev_info *rdi, const struct rdma_ah_attr *attr,
+		     const struct ib_gid_attr *sgid_attr, struct softrvt_av *av)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 	const struct ib_gid_attr *found;
@@ -38,53 +38,53 @@ bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
 }
 
 /**
- * rvt_create_ah - create an address handle (ib_device_ops.create_ah)
+ * softrvt_create_ah - create an address handle (ib_device_ops.create_ah)
  * @ibah: the AH allocated by ib_core
  * @init: the attributes
  * @udata: unused
  *
  * Return: 0, -EINVAL for a bad port or a missing GRH, -ENOMEM past max_ah.
  */
-int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		  struct ib_udata *udata)
+int softrvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		      struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibah->device);
-	struct rvt_ah *ah = ibah_to_rvtah(ibah);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibah->device);
+	struct softrvt_ah *ah = ibah_to_rvtah(ibah);
 	struct rdma_ah_attr *attr = init->ah_attr;
 
 	if (rdma_ah_get_port_num(attr) != 1 ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
-	if (atomic_inc_return(&rdi->n_ahs) > RVT_MAX_AH) {
+	if (atomic_inc_return(&rdi->n_ahs) > SOFTRVT_MAX_AH) {
 		atomic_dec(&rdi->n_ahs);
 		return -ENOMEM;
 	}
 	ah->attr = *attr;
-	ah->local = rvt_av_init(rdi, attr, ibah->sgid_attr, &ah->av);
+	ah->local = softrvt_av_init(rdi, attr, ibah->sgid_attr, &ah->av);
 	return 0;
 }
 
 /**
- * rvt_query_ah - report an AH's attributes (ib_device_ops.query_ah)
+ * softrvt_query_ah - report an AH's attributes (ib_device_ops.query_ah)
  * @ibah: the AH
  * @attr: filled with the attributes it was created with
  *
  * Return: 0.
  */
-int rvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+int softrvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
 	*attr = ibah_to_rvtah(ibah)->attr;
 	return 0;
 }
 
 /**
- * rvt_destroy_ah - free an address handle (ib_device_ops.destroy_ah)
+ * softrvt_destroy_ah - free an address handle (ib_device_ops.destroy_ah)
  * @ibah: the AH; WQEs posted with it keep their own copy of what they need
  * @flags: RDMA_DESTROY_AH_SLEEPABLE or 0
  *
  * Return: 0.
  */
-int rvt_destroy_ah(struct ib_ah *ibah, u32 flags)
+int softrvt_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	atomic_dec(&ib_to_rvt(ibah->device)->n_ahs);
 	return 0;

@@ -2,21 +2,21 @@
 /*
  * The device operations whose prototypes changed between Linux 6.1 and
  * 7.3, each in the form of the kernel built against and calling softrvt's
- * own function; rvt_alloc_dev() adds them with ib_set_device_ops().  With
+ * own function; softrvt_alloc_dev() adds them with ib_set_device_ops().  With
  * compat.h, this is all of softrvt that depends on the kernel's version.
  */
 
 #include "softrvt.h"
 
 #ifdef SOFTRVT_HAVE_CREATE_CQ_ATTRS
-#define softrvt_compat_create_cq rvt_create_cq
+#define softrvt_compat_create_cq softrvt_create_cq
 #else
 /* v6.11: create_cq took the bundle's udata, not the bundle. */
 static int softrvt_compat_create_cq(struct ib_cq *ibcq,
 				    const struct ib_cq_init_attr *attr,
 				    struct ib_udata *udata)
 {
-	return rvt_create_cq(ibcq, attr,
+	return softrvt_create_cq(ibcq, attr,
 			     udata ? rdma_udata_to_uverbs_attr_bundle(udata) :
 				     NULL);
 }
@@ -27,16 +27,16 @@ static int softrvt_compat_create_cq(struct ib_cq *ibcq,
 static int softrvt_compat_counter_bind_qp(struct rdma_counter *counter,
 					  struct ib_qp *ibqp, u32 port)
 {
-	return rvt_counter_bind_qp(counter, ibqp);
+	return softrvt_counter_bind_qp(counter, ibqp);
 }
 
 static int softrvt_compat_counter_unbind_qp(struct ib_qp *ibqp, u32 port)
 {
-	return rvt_counter_unbind_qp(ibqp);
+	return softrvt_counter_unbind_qp(ibqp);
 }
 #else
-#define softrvt_compat_counter_bind_qp rvt_counter_bind_qp
-#define softrvt_compat_counter_unbind_qp rvt_counter_unbind_qp
+#define softrvt_compat_counter_bind_qp softrvt_counter_bind_qp
+#define softrvt_compat_counter_unbind_qp softrvt_counter_unbind_qp
 #endif
 
 #ifdef SOFTRVT_HAVE_COUNTER_INIT
@@ -66,10 +66,10 @@ static struct ib_mr *softrvt_compat_reg_user_mr(struct ib_pd *ibpd, u64 start,
 {
 	if (dmah)
 		return ERR_PTR(-EOPNOTSUPP);
-	return rvt_reg_user_mr(ibpd, start, length, iova, access, udata);
+	return softrvt_reg_user_mr(ibpd, start, length, iova, access, udata);
 }
 #else
-#define softrvt_compat_reg_user_mr rvt_reg_user_mr
+#define softrvt_compat_reg_user_mr softrvt_reg_user_mr
 #endif
 
 #ifdef SOFTRVT_HAVE_RESIZE_USER_CQ
@@ -79,7 +79,7 @@ static int softrvt_compat_resize_cq(struct ib_cq *ibcq, unsigned int cqe,
 {
 	if (cqe > INT_MAX)
 		return -EINVAL;
-	return rvt_resize_cq(ibcq, cqe, udata);
+	return softrvt_resize_cq(ibcq, cqe, udata);
 }
 #endif
 
@@ -93,12 +93,12 @@ const struct ib_device_ops softrvt_compat_ops = {
 	.create_cq = softrvt_compat_create_cq,
 #ifdef SOFTRVT_HAVE_FILL_RES_SRQ
 	/* v6.7: SRQs appear in rdma resource listings. */
-	.fill_res_srq_entry = rvt_fill_res_srq_entry,
+	.fill_res_srq_entry = softrvt_fill_res_srq_entry,
 #endif
 	.reg_user_mr = softrvt_compat_reg_user_mr,
 #ifdef SOFTRVT_HAVE_RESIZE_USER_CQ
 	.resize_user_cq = softrvt_compat_resize_cq,
 #else
-	.resize_cq = rvt_resize_cq,
+	.resize_cq = softrvt_resize_cq,
 #endif
 };

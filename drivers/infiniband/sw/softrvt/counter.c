@@ -13,42 +13,42 @@
 
 #include "softrvt.h"
 
-static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
-	[RVT_CNT_TX_PACKETS].name = "tx_packets",
-	[RVT_CNT_TX_BYTES].name = "tx_bytes",
-	[RVT_CNT_RX_PACKETS].name = "rx_packets",
-	[RVT_CNT_RX_BYTES].name = "rx_bytes",
-	[RVT_CNT_RETRANSMITS].name = "retransmits",
-	[RVT_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
-	[RVT_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
-	[RVT_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
-	[RVT_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
-	[RVT_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
-	[RVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
-	[RVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
-	[RVT_CNT_DUP_REQUESTS].name = "dup_requests",
-	[RVT_CNT_REORDERED_ANSWERS].name = "reordered_answers",
-	[RVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
-	[RVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
-	[RVT_CNT_DROP_NO_QP].name = "drop_no_qp",
-	[RVT_CNT_DROP_BAD_TRANSPORT].name = "drop_bad_transport",
-	[RVT_CNT_DROP_QUEUE_FULL].name = "drop_queue_full",
-	[RVT_CNT_DROP_BAD_STATE].name = "drop_bad_state",
-	[RVT_CNT_DROP_BAD_QKEY].name = "drop_bad_qkey",
-	[RVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
-	[RVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
-	[RVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
-	[RVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
-	[RVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
-	[RVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
-	[RVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
-	[RVT_CNT_TX_IN_PLACE].name = "tx_in_place",
-	[RVT_CNT_RX_PAGED].name = "rx_paged",
-	[RVT_CNT_TX_TOO_BIG].name = "tx_too_big",
+static const struct rdma_stat_desc softrvt_counter_desc[SOFTRVT_CNT_MAX] = {
+	[SOFTRVT_CNT_TX_PACKETS].name = "tx_packets",
+	[SOFTRVT_CNT_TX_BYTES].name = "tx_bytes",
+	[SOFTRVT_CNT_RX_PACKETS].name = "rx_packets",
+	[SOFTRVT_CNT_RX_BYTES].name = "rx_bytes",
+	[SOFTRVT_CNT_RETRANSMITS].name = "retransmits",
+	[SOFTRVT_CNT_ACK_TIMEOUTS].name = "ack_timeouts",
+	[SOFTRVT_CNT_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[SOFTRVT_CNT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[SOFTRVT_CNT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[SOFTRVT_CNT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[SOFTRVT_CNT_ERR_NAKS_SENT].name = "err_naks_sent",
+	[SOFTRVT_CNT_ERR_NAKS_RCVD].name = "err_naks_rcvd",
+	[SOFTRVT_CNT_DUP_REQUESTS].name = "dup_requests",
+	[SOFTRVT_CNT_REORDERED_ANSWERS].name = "reordered_answers",
+	[SOFTRVT_CNT_DROP_BAD_ICRC].name = "drop_bad_icrc",
+	[SOFTRVT_CNT_DROP_BAD_HDR].name = "drop_bad_hdr",
+	[SOFTRVT_CNT_DROP_NO_QP].name = "drop_no_qp",
+	[SOFTRVT_CNT_DROP_BAD_TRANSPORT].name = "drop_bad_transport",
+	[SOFTRVT_CNT_DROP_QUEUE_FULL].name = "drop_queue_full",
+	[SOFTRVT_CNT_DROP_BAD_STATE].name = "drop_bad_state",
+	[SOFTRVT_CNT_DROP_BAD_QKEY].name = "drop_bad_qkey",
+	[SOFTRVT_CNT_DROP_BAD_PSN].name = "drop_bad_psn",
+	[SOFTRVT_CNT_DROP_NO_RWQE].name = "drop_no_rwqe",
+	[SOFTRVT_CNT_TX_NO_ROUTE].name = "tx_no_route",
+	[SOFTRVT_CNT_DROP_BAD_PKEY].name = "drop_bad_pkey",
+	[SOFTRVT_CNT_DROP_BAD_ADDR].name = "drop_bad_addr",
+	[SOFTRVT_CNT_DROP_DEV_QUEUE_FULL].name = "drop_dev_queue_full",
+	[SOFTRVT_CNT_DROP_BAD_XRC_SRQ].name = "drop_bad_xrc_srq",
+	[SOFTRVT_CNT_TX_IN_PLACE].name = "tx_in_place",
+	[SOFTRVT_CNT_RX_PAGED].name = "rx_paged",
+	[SOFTRVT_CNT_TX_TOO_BIG].name = "tx_too_big",
 };
 
 /**
- * rvt_counter_name - the name `rdma statistic` shows for a counter
+ * softrvt_counter_name - the name `rdma statistic` shows for a counter
  * @c: the counter
  *
  * softrvt_drop traces a drop's reason by this name: one table names the
@@ -56,28 +56,28 @@ static const struct rdma_stat_desc rvt_counter_desc[RVT_CNT_MAX] = {
  *
  * Return: the name, or "?" for a value that is no counter.
  */
-const char *rvt_counter_name(enum rvt_counter c)
+const char *softrvt_counter_name(enum softrvt_counter c)
 {
-	return (unsigned int)c < RVT_CNT_MAX ? rvt_counter_desc[c].name : "?";
+	return (unsigned int)c < SOFTRVT_CNT_MAX ? softrvt_counter_desc[c].name : "?";
 }
 
 /**
- * rvt_alloc_hw_port_stats - describe the port counters
+ * softrvt_alloc_hw_port_stats - describe the port counters
  * (ib_device_ops.alloc_hw_port_stats)
  * @ibdev: the device
  * @port_num: 1
  *
  * Return: the counters' descriptions, or NULL.
  */
-struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
-					      u32 port_num)
+struct rdma_hw_stats *softrvt_alloc_hw_port_stats(struct ib_device *ibdev,
+						  u32 port_num)
 {
-	return rdma_alloc_hw_stats_struct(rvt_counter_desc, RVT_CNT_MAX,
+	return rdma_alloc_hw_stats_struct(softrvt_counter_desc, SOFTRVT_CNT_MAX,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
 /**
- * rvt_get_hw_stats - read the counters (ib_device_ops.get_hw_stats)
+ * softrvt_get_hw_stats - read the counters (ib_device_ops.get_hw_stats)
  * @ibdev: the device
  * @stats: filled in
  * @port_num: 1
@@ -85,19 +85,19 @@ struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
  *
  * Return: the number of counters filled.
  */
-int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		     u32 port_num, int index)
+int softrvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			 u32 port_num, int index)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibdev);
 	int i;
 
-	for (i = 0; i < RVT_CNT_MAX; i++)
+	for (i = 0; i < SOFTRVT_CNT_MAX; i++)
 		stats->value[i] = atomic64_read(&rdi->counters[i]);
-	return RVT_CNT_MAX;
+	return SOFTRVT_CNT_MAX;
 }
 
 /**
- * rvt_counter_alloc_stats - describe a QP counter's values
+ * softrvt_counter_alloc_stats - describe a QP counter's values
  * (ib_device_ops.counter_alloc_stats)
  * @counter: the counter ib_core is creating
  *
@@ -105,13 +105,13 @@ int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
  *
  * Return: the counter's values, or NULL.
  */
-struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter)
+struct rdma_hw_stats *softrvt_counter_alloc_stats(struct rdma_counter *counter)
 {
-	return rvt_alloc_hw_port_stats(counter->device, counter->port);
+	return softrvt_alloc_hw_port_stats(counter->device, counter->port);
 }
 
 /**
- * rvt_counter_bind_qp - count a QP in a counter (ib_device_ops.counter_bind_qp)
+ * softrvt_counter_bind_qp - count a QP in a counter (ib_device_ops.counter_bind_qp)
  * @counter: the counter; its first QP gives it its ID
  * @ibqp: the QP, bound to no counter
  *
@@ -120,11 +120,11 @@ struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter)
  *
  * Return: 0, or -ENOMEM.
  */
-int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
-	struct rvt_qp_counter *qc;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp_counter *qc;
 	u32 id;
 	int ret;
 
@@ -151,7 +151,7 @@ int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 }
 
 /**
- * rvt_counter_unbind_qp - count a QP in the device's counters again
+ * softrvt_counter_unbind_qp - count a QP in the device's counters again
  * (ib_device_ops.counter_unbind_qp)
  * @ibqp: the QP, bound to a counter
  *
@@ -161,9 +161,9 @@ int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
  *
  * Return: 0.
  */
-int rvt_counter_unbind_qp(struct ib_qp *ibqp)
+int softrvt_counter_unbind_qp(struct ib_qp *ibqp)
 {
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
 	RCU_INIT_POINTER(qp->counter, NULL);
 	ibqp->counter = NULL;
@@ -172,36 +172,36 @@ int rvt_counter_unbind_qp(struct ib_qp *ibqp)
 }
 
 /**
- * rvt_counter_update_stats - read a QP counter (ib_device_ops.counter_update_stats)
+ * softrvt_counter_update_stats - read a QP counter (ib_device_ops.counter_update_stats)
  * @counter: the counter
  *
  * Called under the counter's lock; its first QP gave it its ID.
  *
  * Return: 0, or -EINVAL for a counter this device never gave an ID.
  */
-int rvt_counter_update_stats(struct rdma_counter *counter)
+int softrvt_counter_update_stats(struct rdma_counter *counter)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(counter->device);
-	struct rvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
+	struct softrvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct softrvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
 	int i;
 
 	if (WARN_ON(!qc))
 		return -EINVAL;
-	for (i = 0; i < RVT_CNT_MAX; i++)
+	for (i = 0; i < SOFTRVT_CNT_MAX; i++)
 		counter->stats->value[i] = atomic64_read(&qc->counts[i]);
 	return 0;
 }
 
 /**
- * rvt_counter_dealloc - free a QP counter (ib_device_ops.counter_dealloc)
+ * softrvt_counter_dealloc - free a QP counter (ib_device_ops.counter_dealloc)
  * @counter: the counter, with no QP bound; ib_core read it last
  *
  * Return: 0.
  */
-int rvt_counter_dealloc(struct rdma_counter *counter)
+int softrvt_counter_dealloc(struct rdma_counter *counter)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(counter->device);
-	struct rvt_qp_counter *qc;
+	struct softrvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct softrvt_qp_counter *qc;
 
 	if (!counter->id)
 		return 0;

@@ -15,16 +15,16 @@
 #include "softrvt.h"
 #include "trace.h"
 
-static size_t rvt_cq_ring_bytes(u32 size, bool user)
+static size_t softrvt_cq_ring_bytes(u32 size, bool user)
 {
 	if (user)
 		return PAGE_ALIGN(struct_size_t(struct rvt_cq_wc, uqueue, size));
 	return array_size(size, sizeof(struct ib_wc));
 }
 
-static int rvt_cq_alloc_ring(struct rvt_cq *cq, u32 size, bool user)
+static int softrvt_cq_alloc_ring(struct softrvt_cq *cq, u32 size, bool user)
 {
-	size_t bytes = rvt_cq_ring_bytes(size, user);
+	size_t bytes = softrvt_cq_ring_bytes(size, user);
 
 	if (user) {
 		cq->queue = vmalloc_user(bytes);
@@ -35,16 +35,16 @@ static int rvt_cq_alloc_ring(struct rvt_cq *cq, u32 size, bool user)
 }
 
 /**
- * rvt_cq_init - allocate an empty CQ ring
+ * softrvt_cq_init - allocate an empty CQ ring
  * @cq: the CQ; its lock is initialised here
  * @entries: completions the CQ must hold
  * @user: allocate a struct rvt_cq_wc ring for mmap
  *
  * Return: 0, -EINVAL or -ENOMEM.
  */
-int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user)
+int softrvt_cq_init(struct softrvt_cq *cq, u32 entries, bool user)
 {
-	if (entries < 1 || entries > RVT_MAX_CQE)
+	if (entries < 1 || entries > SOFTRVT_MAX_CQE)
 		return -EINVAL;
 	spin_lock_init(&cq->lock);
 	cq->size = entries + 1;
@@ -56,15 +56,15 @@ int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user)
 	cq->queue = NULL;
 	cq->kqueue = NULL;
 	cq->ibcq.cqe = entries;
-	return rvt_cq_alloc_ring(cq, cq->size, user);
+	return softrvt_cq_alloc_ring(cq, cq->size, user);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_cq_init);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_cq_init);
 
 /**
- * rvt_cq_cleanup - release a CQ's ring
+ * softrvt_cq_cleanup - release a CQ's ring
  * @cq: the CQ, no longer reachable by producers
  */
-void rvt_cq_cleanup(struct rvt_cq *cq)
+void softrvt_cq_cleanup(struct softrvt_cq *cq)
 {
 	struct rdma_user_mmap_entry *entry;
 	struct rvt_cq_wc *queue;
@@ -72,7 +72,7 @@ void rvt_cq_cleanup(struct rvt_cq *cq)
 
 	/*
 	 * ib_core forgets a CQ for rdma resource only after destroy_cq
-	 * returns: until then rvt_fill_res_cq_entry() may look at the
+	 * returns: until then softrvt_fill_res_cq_entry() may look at the
 	 * ring, under the lock, and must find it gone rather than freed.
 	 */
 	spin_lock_irq(&cq->lock);
@@ -89,13 +89,13 @@ void rvt_cq_cleanup(struct rvt_cq *cq)
 		vfree(queue);
 	vfree(kqueue);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_cq_cleanup);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_cq_cleanup);
 
 /*
  * The consumer index: ours for a kernel CQ, userspace's for a user CQ.
  * Returns -EIO for a user index outside the ring.
  */
-static int rvt_cq_tail(const struct rvt_cq *cq, u32 *tail)
+static int softrvt_cq_tail(const struct softrvt_cq *cq, u32 *tail)
 {
 	/* Acquire: the process is done with the entries before its tail. */
 	u32 t = cq->queue ? smp_load_acquire(&cq->queue->tail.val) : cq->tail;
@@ -106,13 +106,13 @@ static int rvt_cq_tail(const struct rvt_cq *cq, u32 *tail)
 	return 0;
 }
 
-static u32 rvt_cq_next(const struct rvt_cq *cq, u32 index)
+static u32 softrvt_cq_next(const struct softrvt_cq *cq, u32 index)
 {
 	return ++index == cq->size ? 0 : index;
 }
 
-static void rvt_cq_to_uverbs_wc(struct ib_uverbs_wc *uwc,
-				const struct ib_wc *wc)
+static void softrvt_cq_to_uverbs_wc(struct ib_uverbs_wc *uwc,
+				    const struct ib_wc *wc)
 {
 	memset(uwc, 0, sizeof(*uwc));
 	uwc->wr_id = wc->wr_id;
@@ -131,7 +131,7 @@ static void rvt_cq_to_uverbs_wc(struct ib_uverbs_wc *uwc,
 	uwc->port_num = wc->port_num;
 }
 
-static void rvt_cq_event(struct rvt_cq *cq, enum ib_event_type type)
+static void softrvt_cq_event(struct softrvt_cq *cq, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
@@ -144,7 +144,7 @@ static void rvt_cq_event(struct rvt_cq *cq, enum ib_event_type type)
 }
 
 /**
- * rvt_cq_enter - add a completion to a CQ
+ * softrvt_cq_enter - add a completion to a CQ
  * @cq: the CQ
  * @wc: the completion; wc->qp must be set
  * @solicited: whether it satisfies an IB_CQ_SOLICITED request
@@ -156,7 +156,7 @@ static void rvt_cq_event(struct rvt_cq *cq, enum ib_event_type type)
  *
  * Return: true if the completion was queued.
  */
-bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited)
+bool softrvt_cq_enter(struct softrvt_cq *cq, struct ib_wc *wc, bool solicited)
 {
 	bool notify = false, error = false, queued = false;
 	unsigned long flags;
@@ -165,14 +165,14 @@ bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited)
 	spin_lock_irqsave(&cq->lock, flags);
 	if (unlikely(cq->overflowed))
 		goto unlock;
-	next = rvt_cq_next(cq, cq->head);
-	if (unlikely(rvt_cq_tail(cq, &tail) || next == tail)) {
+	next = softrvt_cq_next(cq, cq->head);
+	if (unlikely(softrvt_cq_tail(cq, &tail) || next == tail)) {
 		cq->overflowed = true;
 		error = true;
 		goto unlock;
 	}
 	if (cq->queue) {
-		rvt_cq_to_uverbs_wc(&cq->queue->uqueue[cq->head], wc);
+		softrvt_cq_to_uverbs_wc(&cq->queue->uqueue[cq->head], wc);
 		cq->head = next;
 		/* Release: the process must see the entry before the index. */
 		smp_store_release(&cq->queue->head.val, next);
@@ -192,27 +192,15 @@ unlock:
 	trace_softrvt_cq_enter(cq, wc, queued);
 
 	if (error)
-		rvt_cq_event(cq, IB_EVENT_CQ_ERR);
+		softrvt_cq_event(cq, IB_EVENT_CQ_ERR);
 	else if (notify && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return queued;
 }
-
-#if IS_ENABLED(CONFIG_KUNIT)
-/*
- * rdmavt.ko exports rvt_cq_enter, and module symbols share one namespace
- * whatever their export namespace: the tests reach ours by this name.
- */
-bool softrvt_kunit_cq_enter(struct rvt_cq *cq, struct ib_wc *wc,
-			    bool solicited)
-{
-	return rvt_cq_enter(cq, wc, solicited);
-}
-EXPORT_SYMBOL_IF_KUNIT(softrvt_kunit_cq_enter);
-#endif
+EXPORT_SYMBOL_IF_KUNIT(softrvt_cq_enter);
 
 /**
- * rvt_cq_resize - give a CQ a ring of another size
+ * softrvt_cq_resize - give a CQ a ring of another size
  * @cq: the CQ
  * @entries: completions the new ring holds
  * @udata: for a user CQ, receives struct softrvt_cq_resp; NULL otherwise
@@ -223,30 +211,30 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_kunit_cq_enter);
  * Return: 0, -EINVAL if they do not fit, -ENOMEM, -EFAULT, or -EIO if a
  * user CQ's tail index is corrupt.
  */
-int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
+int softrvt_cq_resize(struct softrvt_cq *cq, u32 entries, struct ib_udata *udata)
 {
 	struct softrvt_cq_resp resp = {};
-	struct rvt_cq new = {};
+	struct softrvt_cq new = {};
 	bool user = !!cq->queue;
 	u32 tail, n;
 	int ret;
 
-	ret = rvt_cq_init(&new, entries, user);
+	ret = softrvt_cq_init(&new, entries, user);
 	if (ret)
 		return ret;
 	if (udata) {
-		ret = rvt_mmap_entry_create(udata, new.queue,
-					    rvt_cq_ring_bytes(new.size, true),
+		ret = softrvt_mmap_entry_create(udata, new.queue,
+						softrvt_cq_ring_bytes(new.size, true),
 					    true, &new.mmap_entry, &resp.mmap_offset);
 		/* Answer before the swap: after it, failing would lose the CQ. */
 		if (!ret)
-			ret = rvt_copy_resp(udata, &resp, sizeof(resp));
+			ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto out;
 	}
 
 	spin_lock_irq(&cq->lock);
-	ret = rvt_cq_tail(cq, &tail);
+	ret = softrvt_cq_tail(cq, &tail);
 	if (ret)
 		goto unlock;
 	n = cq->head >= tail ? cq->head - tail : cq->size - tail + cq->head;
@@ -254,7 +242,7 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 		ret = -EINVAL;
 		goto unlock;
 	}
-	for (n = 0; tail != cq->head; tail = rvt_cq_next(cq, tail), n++) {
+	for (n = 0; tail != cq->head; tail = softrvt_cq_next(cq, tail), n++) {
 		if (user)
 			new.queue->uqueue[n] = cq->queue->uqueue[tail];
 		else
@@ -274,25 +262,25 @@ int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata)
 unlock:
 	spin_unlock_irq(&cq->lock);
 out:
-	rvt_cq_cleanup(&new);
+	softrvt_cq_cleanup(&new);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_cq_resize);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_cq_resize);
 
 /**
- * rvt_create_cq - create a completion queue (ib_device_ops.create_cq)
+ * softrvt_create_cq - create a completion queue (ib_device_ops.create_cq)
  * @ibcq: the CQ allocated by ib_core
  * @attr: cqe and comp_vector; no flags are supported
  * @attrs: uverbs bundle; its udata receives struct softrvt_cq_resp
  *
  * Return: 0 or a negative errno.
  */
-int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct uverbs_attr_bundle *attrs)
+int softrvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs)
 {
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
-	struct rvt_dev_info *rdi = ib_to_rvt(ibcq->device);
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibcq->device);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
 	struct softrvt_cq_resp resp = {};
 	int ret;
 
@@ -300,53 +288,53 @@ int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (atomic_inc_return(&rdi->n_cqs) > RVT_MAX_CQ) {
+	if (atomic_inc_return(&rdi->n_cqs) > SOFTRVT_MAX_CQ) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
 
-	ret = rvt_cq_init(cq, attr->cqe, !!udata);
+	ret = softrvt_cq_init(cq, attr->cqe, !!udata);
 	if (ret)
 		goto err_count;
 
 	if (udata) {
-		ret = rvt_mmap_entry_create(udata, cq->queue,
-					    rvt_cq_ring_bytes(cq->size, true),
+		ret = softrvt_mmap_entry_create(udata, cq->queue,
+						softrvt_cq_ring_bytes(cq->size, true),
 					    true, &cq->mmap_entry,
 					    &resp.mmap_offset);
 		if (ret)
 			goto err_ring;
-		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
+		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_ring;
 	}
 	return 0;
 
 err_ring:
-	rvt_cq_cleanup(cq);
+	softrvt_cq_cleanup(cq);
 err_count:
 	atomic_dec(&rdi->n_cqs);
 	return ret;
 }
 
 /**
- * rvt_destroy_cq - free a completion queue (ib_device_ops.destroy_cq)
+ * softrvt_destroy_cq - free a completion queue (ib_device_ops.destroy_cq)
  * @ibcq: the CQ; ib_core guarantees no QP still uses it
  * @udata: unused
  *
  * Return: 0.
  */
-int rvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+int softrvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
 
-	rvt_cq_cleanup(cq);
+	softrvt_cq_cleanup(cq);
 	atomic_dec(&ib_to_rvt(ibcq->device)->n_cqs);
 	return 0;
 }
 
 /**
- * rvt_poll_cq - take completions off a kernel CQ (ib_device_ops.poll_cq)
+ * softrvt_poll_cq - take completions off a kernel CQ (ib_device_ops.poll_cq)
  * @ibcq: the CQ
  * @num_entries: room in @entry
  * @entry: where to copy them
@@ -355,9 +343,9 @@ int rvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  *
  * Return: the number of completions copied.
  */
-int rvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry)
+int softrvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
 	unsigned long flags;
 	int n = 0;
 
@@ -367,15 +355,15 @@ int rvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry)
 	spin_lock_irqsave(&cq->lock, flags);
 	for (; n < num_entries && cq->tail != cq->head; n++) {
 		entry[n] = cq->kqueue[cq->tail];
-		cq->tail = rvt_cq_next(cq, cq->tail);
+		cq->tail = softrvt_cq_next(cq, cq->tail);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return n;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_poll_cq);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_poll_cq);
 
 /**
- * rvt_req_notify_cq - arm a CQ's completion event
+ * softrvt_req_notify_cq - arm a CQ's completion event
  * (ib_device_ops.req_notify_cq)
  * @ibcq: the CQ
  * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP, optionally with
@@ -386,9 +374,9 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_poll_cq);
  * Return: 1 if IB_CQ_REPORT_MISSED_EVENTS was asked and the CQ is not
  * empty, else 0.
  */
-int rvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+int softrvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
 	unsigned long irqflags;
 	int ret = 0;
 	u32 tail;
@@ -397,12 +385,12 @@ int rvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	if (cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = flags & IB_CQ_SOLICITED_MASK;
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
-	    !rvt_cq_tail(cq, &tail) && tail != cq->head)
+	    !softrvt_cq_tail(cq, &tail) && tail != cq->head)
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_req_notify_cq);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_req_notify_cq);
 
 /*
  * Let the engine of each QP whose send queue completes into @cq run the
@@ -412,38 +400,38 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_req_notify_cq);
  * and have the rest overrun the CQ.  RC WRs waiting for a peer's ACK are
  * still not counted.
  */
-static void rvt_cq_settle(struct rvt_cq *cq)
+static void softrvt_cq_settle(struct softrvt_cq *cq)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(cq->ibcq.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(cq->ibcq.device);
 	unsigned long index = 0;
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 
-	while ((qp = rvt_qp_next(rdi, &index))) {
+	while ((qp = softrvt_qp_next(rdi, &index))) {
 		if (qp->ibqp.send_cq == &cq->ibcq)
-			rvt_sync_send(qp);
-		rvt_put_qp(qp);
+			softrvt_sync_send(qp);
+		softrvt_put_qp(qp);
 	}
 }
 
 /**
- * rvt_resize_cq - change a CQ's capacity (ib_device_ops.resize_cq)
+ * softrvt_resize_cq - change a CQ's capacity (ib_device_ops.resize_cq)
  * @ibcq: the CQ
  * @cqe: the new capacity
  * @udata: for a user CQ, receives the new ring's struct softrvt_cq_resp
  *
  * A CQ shrinks only if it can hold the completions it has plus those of
- * the send WRs its QPs' engines can run now (rvt_cq_settle()).  Process
+ * the send WRs its QPs' engines can run now (softrvt_cq_settle()).  Process
  * context.
  *
  * Return: 0 or a negative errno; the CQ is unchanged on error.
  */
-int rvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int softrvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
 
-	if (cqe < 1 || cqe > RVT_MAX_CQE)
+	if (cqe < 1 || cqe > SOFTRVT_MAX_CQE)
 		return -EINVAL;
 	if (cqe < ibcq->cqe)
-		rvt_cq_settle(cq);
-	return rvt_cq_resize(cq, cqe, udata);
+		softrvt_cq_settle(cq);
+	return softrvt_cq_resize(cq, cqe, udata);
 }

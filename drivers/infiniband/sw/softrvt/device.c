@@ -11,15 +11,15 @@
 #include "softrvt.h"
 
 /**
- * rvt_query_device - report device attributes (ib_device_ops.query_device)
+ * softrvt_query_device - report device attributes (ib_device_ops.query_device)
  * @ibdev: the device
  * @props: filled with the limits the verbs enforce
  * @udata: must carry no request
  *
  * Return: 0, or -EINVAL for unexpected udata.
  */
-static int rvt_query_device(struct ib_device *ibdev,
-			    struct ib_device_attr *props,
+static int softrvt_query_device(struct ib_device *ibdev,
+				struct ib_device_attr *props,
 			    struct ib_udata *udata)
 {
 	if (udata && (udata->inlen || udata->outlen))
@@ -30,9 +30,9 @@ static int rvt_query_device(struct ib_device *ibdev,
 	props->sys_image_guid = ibdev->node_guid;
 	props->max_mr_size = U64_MAX;
 	props->page_size_cap = PAGE_SIZE;
-	props->vendor_id = RVT_VENDOR_ID;
-	props->max_qp = RVT_MAX_QP;
-	props->max_qp_wr = RVT_MAX_QP_WR;
+	props->vendor_id = SOFTRVT_VENDOR_ID;
+	props->max_qp = SOFTRVT_MAX_QP;
+	props->max_qp_wr = SOFTRVT_MAX_QP_WR;
 	props->device_cap_flags = IB_DEVICE_SRQ_RESIZE |
 				  IB_DEVICE_SYS_IMAGE_GUID |
 				  IB_DEVICE_RC_RNR_NAK_GEN |
@@ -44,43 +44,43 @@ static int rvt_query_device(struct ib_device *ibdev,
 				  /* Not _PERSISTENT: no persistent memory. */
 				  SOFTRVT_DEVICE_PLACEMENT_CAPS;
 	props->kernel_cap_flags = IBK_LOCAL_DMA_LKEY | IBK_ALLOW_USER_UNREG;
-	props->max_send_sge = RVT_MAX_SGE;
-	props->max_recv_sge = RVT_MAX_SGE;
-	props->max_sge_rd = RVT_MAX_SGE;
-	props->max_cq = RVT_MAX_CQ;
-	props->max_cqe = RVT_MAX_CQE;
-	props->max_mr = RVT_MAX_MR;
-	props->max_mw = RVT_MAX_MW;
-	props->max_fast_reg_page_list_len = RVT_MAX_FAST_REG_PAGES;
-	props->max_pd = RVT_MAX_PD;
-	props->max_srq = RVT_MAX_SRQ;
-	props->max_srq_wr = RVT_MAX_SRQ_WR;
-	props->max_srq_sge = RVT_MAX_SRQ_SGE;
+	props->max_send_sge = SOFTRVT_MAX_SGE;
+	props->max_recv_sge = SOFTRVT_MAX_SGE;
+	props->max_sge_rd = SOFTRVT_MAX_SGE;
+	props->max_cq = SOFTRVT_MAX_CQ;
+	props->max_cqe = SOFTRVT_MAX_CQE;
+	props->max_mr = SOFTRVT_MAX_MR;
+	props->max_mw = SOFTRVT_MAX_MW;
+	props->max_fast_reg_page_list_len = SOFTRVT_MAX_FAST_REG_PAGES;
+	props->max_pd = SOFTRVT_MAX_PD;
+	props->max_srq = SOFTRVT_MAX_SRQ;
+	props->max_srq_wr = SOFTRVT_MAX_SRQ_WR;
+	props->max_srq_sge = SOFTRVT_MAX_SRQ_SGE;
 	props->max_pkeys = 1;
 	props->local_ca_ack_delay = 15;
-	props->max_ah = RVT_MAX_AH;
-	props->max_mcast_grp = RVT_MAX_MCAST_GRP;
-	props->max_mcast_qp_attach = RVT_MAX_MCAST_QP_ATTACH;
-	props->max_total_mcast_qp_attach = RVT_MAX_MCAST_GRP *
-					   RVT_MAX_MCAST_QP_ATTACH;
-	props->max_qp_rd_atom = RVT_MAX_RD_ATOMIC;
-	props->max_qp_init_rd_atom = RVT_MAX_RD_ATOMIC;
-	props->max_res_rd_atom = RVT_MAX_RD_ATOMIC * RVT_MAX_QP;
+	props->max_ah = SOFTRVT_MAX_AH;
+	props->max_mcast_grp = SOFTRVT_MAX_MCAST_GRP;
+	props->max_mcast_qp_attach = SOFTRVT_MAX_MCAST_QP_ATTACH;
+	props->max_total_mcast_qp_attach = SOFTRVT_MAX_MCAST_GRP *
+					   SOFTRVT_MAX_MCAST_QP_ATTACH;
+	props->max_qp_rd_atom = SOFTRVT_MAX_RD_ATOMIC;
+	props->max_qp_init_rd_atom = SOFTRVT_MAX_RD_ATOMIC;
+	props->max_res_rd_atom = SOFTRVT_MAX_RD_ATOMIC * SOFTRVT_MAX_QP;
 	/* Atomic among the device's QPs, not with the CPU's own atomics. */
 	props->atomic_cap = IB_ATOMIC_HCA;
 	return 0;
 }
 
 /**
- * rvt_query_port - report the port's state (ib_device_ops.query_port)
+ * softrvt_query_port - report the port's state (ib_device_ops.query_port)
  * @ibdev: the device
  * @port_num: always 1
  * @props: zeroed by ib_core, filled here from the netdev
  *
  * Return: 0, or -ENODEV once the netdev is gone.
  */
-static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
-			  struct ib_port_attr *props)
+static int softrvt_query_port(struct ib_device *ibdev, u32 port_num,
+			      struct ib_port_attr *props)
 {
 	struct net_device *ndev;
 	int ret;
@@ -91,9 +91,9 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 
 	props->max_mtu = IB_MTU_4096;
 	props->active_mtu = READ_ONCE(ib_to_rvt(ibdev)->port_mtu);
-	props->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
+	props->gid_tbl_len = SOFTRVT_PORT_GID_TBL_LEN;
 	props->pkey_tbl_len = 1;
-	props->max_msg_sz = RVT_MAX_MSG_SZ;
+	props->max_msg_sz = SOFTRVT_MAX_MSG_SZ;
 	props->port_cap_flags = 0;
 	props->ip_gids = true;
 	if (netif_running(ndev) && netif_carrier_ok(ndev)) {
@@ -113,7 +113,7 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
 }
 
 /**
- * rvt_query_pkey - the single default P_Key (ib_device_ops.query_pkey)
+ * softrvt_query_pkey - the single default P_Key (ib_device_ops.query_pkey)
  * @ibdev: the device
  * @port_num: always 1
  * @index: only 0 exists
@@ -121,8 +121,8 @@ static int rvt_query_port(struct ib_device *ibdev, u32 port_num,
  *
  * Return: 0, or -EINVAL for another index.
  */
-static int rvt_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
-			  u16 *pkey)
+static int softrvt_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			      u16 *pkey)
 {
 	if (index != 0)
 		return -EINVAL;
@@ -131,25 +131,25 @@ static int rvt_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 }
 
 /**
- * rvt_get_port_immutable - port capabilities (ib_device_ops.get_port_immutable)
+ * softrvt_get_port_immutable - port capabilities (ib_device_ops.get_port_immutable)
  * @ibdev: the device
  * @port_num: always 1
  * @immutable: filled as a RoCEv2 port, so ib_core builds IP-based GIDs
  *
  * Return: 0.
  */
-static int rvt_get_port_immutable(struct ib_device *ibdev, u32 port_num,
-				  struct ib_port_immutable *immutable)
+static int softrvt_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				      struct ib_port_immutable *immutable)
 {
 	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->pkey_tbl_len = 1;
-	immutable->gid_tbl_len = RVT_PORT_GID_TBL_LEN;
+	immutable->gid_tbl_len = SOFTRVT_PORT_GID_TBL_LEN;
 	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 
 /**
- * rvt_get_link_layer - the port's link layer (ib_device_ops.get_link_layer)
+ * softrvt_get_link_layer - the port's link layer (ib_device_ops.get_link_layer)
  * @ibdev: the device
  * @port_num: always 1
  *
@@ -158,26 +158,26 @@ static int rvt_get_port_immutable(struct ib_device *ibdev, u32 port_num,
  *
  * Return: IB_LINK_LAYER_ETHERNET.
  */
-static enum rdma_link_layer rvt_get_link_layer(struct ib_device *ibdev,
-					       u32 port_num)
+static enum rdma_link_layer softrvt_get_link_layer(struct ib_device *ibdev,
+						   u32 port_num)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
 
 /**
- * rvt_alloc_ucontext - open a user context (ib_device_ops.alloc_ucontext)
+ * softrvt_alloc_ucontext - open a user context (ib_device_ops.alloc_ucontext)
  * @uctx: the context allocated by ib_core
  * @udata: unused; the ABI version is carried by uverbs_abi_ver
  *
  * Return: 0.
  */
-static int rvt_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+static int softrvt_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 {
 	return 0;
 }
 
 /**
- * rvt_query_ucontext - describe a user context to a process importing it
+ * softrvt_query_ucontext - describe a user context to a process importing it
  * (ib_device_ops.query_ucontext)
  * @uctx: the context
  * @attrs: the bundle of UVERBS_METHOD_QUERY_CONTEXT
@@ -188,23 +188,23 @@ static int rvt_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
  *
  * Return: 0.
  */
-static int rvt_query_ucontext(struct ib_ucontext *uctx,
-			      struct uverbs_attr_bundle *attrs)
+static int softrvt_query_ucontext(struct ib_ucontext *uctx,
+				  struct uverbs_attr_bundle *attrs)
 {
 	return 0;
 }
 
 /**
- * rvt_dealloc_ucontext - close a user context
+ * softrvt_dealloc_ucontext - close a user context
  * (ib_device_ops.dealloc_ucontext)
  * @uctx: the context; ib_core has already destroyed its objects
  */
-static void rvt_dealloc_ucontext(struct ib_ucontext *uctx)
+static void softrvt_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 }
 
 /**
- * rvt_disassociate_ucontext - cut a context off a departing device
+ * softrvt_disassociate_ucontext - cut a context off a departing device
  * (ib_device_ops.disassociate_ucontext)
  * @uctx: the context; ib_core has already destroyed its objects
  *
@@ -214,25 +214,25 @@ static void rvt_dealloc_ucontext(struct ib_ucontext *uctx)
  * is nothing to cut off here.  softrvt has no hardware a process could
  * still reach, and the rings it mapped are vmalloc_user() pages whose
  * mappings hold their own references (mmap.c): they outlive the objects
- * and the module, and vanish with the mappings.  rvt_qp_fail_all() has
+ * and the module, and vanish with the mappings.  softrvt_qp_fail_all() has
  * flushed every QP into those rings before.
  */
-static void rvt_disassociate_ucontext(struct ib_ucontext *uctx)
+static void softrvt_disassociate_ucontext(struct ib_ucontext *uctx)
 {
 }
 
 /**
- * rvt_dealloc_driver - last teardown after unregistration
+ * softrvt_dealloc_driver - last teardown after unregistration
  * (ib_device_ops.dealloc_driver)
  * @ibdev: the device, no longer reachable through ib_core
  */
-static void rvt_dealloc_driver(struct ib_device *ibdev)
+static void softrvt_dealloc_driver(struct ib_device *ibdev)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibdev);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibdev);
 
 	ibdev_dbg(ibdev, "removed\n");
-	rvt_forget_dev(rdi);
-	rvt_net_detach(rdi);
+	softrvt_forget_dev(rdi);
+	softrvt_net_detach(rdi);
 	WARN_ON(!xa_empty(&rdi->qp_xa));
 	WARN_ON(!xa_empty(&rdi->mr_xa));
 	WARN_ON(!xa_empty(&rdi->srq_xa));
@@ -261,94 +261,88 @@ static ssize_t hca_type_show(struct device *device,
 }
 static DEVICE_ATTR_RO(hca_type);
 
-static struct attribute *rvt_attributes[] = {
+static struct attribute *softrvt_attributes[] = {
 	&dev_attr_hca_type.attr,
 	NULL
 };
 
-static const struct attribute_group rvt_attr_group = {
-	.attrs = rvt_attributes,
+static const struct attribute_group softrvt_attr_group = {
+	.attrs = softrvt_attributes,
 };
 
-static const struct ib_device_ops rvt_dev_ops = {
+static const struct ib_device_ops softrvt_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SOFTRVT_UVERBS_ABI_VERSION,
 
-	.alloc_hw_port_stats = rvt_alloc_hw_port_stats,
-	.alloc_mr = rvt_alloc_mr,
-	.alloc_mw = rvt_alloc_mw,
-	.attach_mcast = rvt_attach_mcast,
-	.alloc_pd = rvt_alloc_pd,
-	.alloc_ucontext = rvt_alloc_ucontext,
-	.alloc_xrcd = rvt_alloc_xrcd,
-	.counter_alloc_stats = rvt_counter_alloc_stats,
-	.counter_dealloc = rvt_counter_dealloc,
-	.counter_update_stats = rvt_counter_update_stats,
-	.create_ah = rvt_create_ah,
-	.create_user_ah = rvt_create_ah,
-	.create_qp = rvt_create_qp,
-	.create_srq = rvt_create_srq,
-	.dealloc_driver = rvt_dealloc_driver,
-	.dealloc_mw = rvt_dealloc_mw,
-	.dealloc_pd = rvt_dealloc_pd,
-	.dealloc_ucontext = rvt_dealloc_ucontext,
-	.dealloc_xrcd = rvt_dealloc_xrcd,
-	.dereg_mr = rvt_dereg_mr,
-	.destroy_ah = rvt_destroy_ah,
-	.destroy_cq = rvt_destroy_cq,
-	.destroy_qp = rvt_destroy_qp,
-	.destroy_srq = rvt_destroy_srq,
-	.detach_mcast = rvt_detach_mcast,
-	.device_group = &rvt_attr_group,
-	.disassociate_ucontext = rvt_disassociate_ucontext,
-	.fill_res_cq_entry = rvt_fill_res_cq_entry,
-	.fill_res_mr_entry = rvt_fill_res_mr_entry,
-	.fill_res_qp_entry = rvt_fill_res_qp_entry,
-	.get_dma_mr = rvt_get_dma_mr,
-	.get_hw_stats = rvt_get_hw_stats,
-	.get_link_layer = rvt_get_link_layer,
-	.get_port_immutable = rvt_get_port_immutable,
-	.map_mr_sg = rvt_map_mr_sg,
-	.mmap = rvt_mmap,
-	.mmap_free = rvt_mmap_free,
-	.modify_qp = rvt_modify_qp,
-	.modify_srq = rvt_modify_srq,
-	.poll_cq = rvt_poll_cq,
-	.post_recv = rvt_post_recv,
-	.post_send = rvt_post_send,
-	.post_srq_recv = rvt_post_srq_recv,
-	.query_device = rvt_query_device,
-	.query_ah = rvt_query_ah,
-	.query_pkey = rvt_query_pkey,
-	.query_port = rvt_query_port,
-	.query_qp = rvt_query_qp,
-	.query_srq = rvt_query_srq,
-	.query_ucontext = rvt_query_ucontext,
-	.req_notify_cq = rvt_req_notify_cq,
-	.rereg_user_mr = rvt_rereg_user_mr,
+	.alloc_hw_port_stats = softrvt_alloc_hw_port_stats,
+	.alloc_mr = softrvt_alloc_mr,
+	.alloc_mw = softrvt_alloc_mw,
+	.attach_mcast = softrvt_attach_mcast,
+	.alloc_pd = softrvt_alloc_pd,
+	.alloc_ucontext = softrvt_alloc_ucontext,
+	.alloc_xrcd = softrvt_alloc_xrcd,
+	.counter_alloc_stats = softrvt_counter_alloc_stats,
+	.counter_dealloc = softrvt_counter_dealloc,
+	.counter_update_stats = softrvt_counter_update_stats,
+	.create_ah = softrvt_create_ah,
+	.create_user_ah = softrvt_create_ah,
+	.create_qp = softrvt_create_qp,
+	.dealloc_driver = softrvt_dealloc_driver,
+	.dealloc_mw = softrvt_dealloc_mw,
+	.dealloc_pd = softrvt_dealloc_pd,
+	.dealloc_ucontext = softrvt_dealloc_ucontext,
+	.dealloc_xrcd = softrvt_dealloc_xrcd,
+	.dereg_mr = softrvt_dereg_mr,
+	.destroy_ah = softrvt_destroy_ah,
+	.destroy_cq = softrvt_destroy_cq,
+	.destroy_qp = softrvt_destroy_qp,
+	.detach_mcast = softrvt_detach_mcast,
+	.device_group = &softrvt_attr_group,
+	.disassociate_ucontext = softrvt_disassociate_ucontext,
+	.fill_res_cq_entry = softrvt_fill_res_cq_entry,
+	.fill_res_mr_entry = softrvt_fill_res_mr_entry,
+	.fill_res_qp_entry = softrvt_fill_res_qp_entry,
+	.get_dma_mr = softrvt_get_dma_mr,
+	.get_hw_stats = softrvt_get_hw_stats,
+	.get_link_layer = softrvt_get_link_layer,
+	.get_port_immutable = softrvt_get_port_immutable,
+	.map_mr_sg = softrvt_map_mr_sg,
+	.mmap = softrvt_mmap,
+	.mmap_free = softrvt_mmap_free,
+	.modify_qp = softrvt_modify_qp,
+	.poll_cq = softrvt_poll_cq,
+	.post_recv = softrvt_post_recv,
+	.post_send = softrvt_post_send,
+	.query_device = softrvt_query_device,
+	.query_ah = softrvt_query_ah,
+	.query_pkey = softrvt_query_pkey,
+	.query_port = softrvt_query_port,
+	.query_qp = softrvt_query_qp,
+	.query_ucontext = softrvt_query_ucontext,
+	.req_notify_cq = softrvt_req_notify_cq,
+	.rereg_user_mr = softrvt_rereg_user_mr,
 
-	INIT_RDMA_OBJ_SIZE(ib_ah, rvt_ah, ibah),
-	INIT_RDMA_OBJ_SIZE(ib_cq, rvt_cq, ibcq),
-	INIT_RDMA_OBJ_SIZE(ib_mw, rvt_mw, ibmw),
-	INIT_RDMA_OBJ_SIZE(ib_pd, rvt_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_qp, rvt_qp, ibqp),
-	INIT_RDMA_OBJ_SIZE(ib_srq, rvt_srq, ibsrq),
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, rvt_ucontext, ibucontext),
-	INIT_RDMA_OBJ_SIZE(ib_xrcd, rvt_xrcd, ibxrcd),
+	INIT_RDMA_OBJ_SIZE(ib_ah, softrvt_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, softrvt_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, softrvt_mw, ibmw),
+	INIT_RDMA_OBJ_SIZE(ib_pd, softrvt_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, softrvt_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, softrvt_ucontext, ibucontext),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, softrvt_xrcd, ibxrcd),
 };
 
 /**
- * rvt_alloc_dev - allocate a device for a netdev
+ * softrvt_alloc_dev - allocate a device for a netdev
  * @ndev: the netdev it will sit on
  *
  * Return: the device, or NULL.
  */
-struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
+struct softrvt_dev_info *softrvt_alloc_dev(struct net_device *ndev)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
-	rdi = ib_alloc_device(rvt_dev_info, ibdev);
+	rdi = ib_alloc_device(softrvt_dev_info, ibdev);
 	if (!rdi)
 		return NULL;
 	rdi->ndev = ndev;
@@ -364,19 +358,19 @@ struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev)
 }
 
 /**
- * rvt_is_dev - whether an ib_device is one of softrvt's
+ * softrvt_is_dev - whether an ib_device is one of softrvt's
  * @ibdev: any ib_device
  *
- * Return: true for a device rvt_alloc_dev() made.
+ * Return: true for a device softrvt_alloc_dev() made.
  */
-bool rvt_is_dev(const struct ib_device *ibdev)
+bool softrvt_is_dev(const struct ib_device *ibdev)
 {
-	return ibdev->ops.dealloc_driver == rvt_dealloc_driver;
+	return ibdev->ops.dealloc_driver == softrvt_dealloc_driver;
 }
 
 /**
- * rvt_register_dev - register a device with ib_core
- * @rdi: from rvt_alloc_dev()
+ * softrvt_register_dev - register a device with ib_core
+ * @rdi: from softrvt_alloc_dev()
  * @name: the ib_device name, from rdma link add
  *
  * On failure the caller still owns @rdi and frees it with
@@ -384,7 +378,7 @@ bool rvt_is_dev(const struct ib_device *ibdev)
  *
  * Return: 0 or a negative errno.
  */
-int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
+int softrvt_register_dev(struct softrvt_dev_info *rdi, const char *name)
 {
 	struct ib_device *ibdev = &rdi->ibdev;
 	int ret;
@@ -405,10 +399,11 @@ int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
 	strscpy(ibdev->node_desc, "softrvt", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    rdi->ndev->dev_addr);
-	ib_set_device_ops(ibdev, &rvt_dev_ops);
+	ib_set_device_ops(ibdev, &softrvt_dev_ops);
+	ib_set_device_ops(ibdev, &softrvt_srq_ops);
 	ib_set_device_ops(ibdev, &softrvt_compat_ops);
 	/* The memory window WRs ib_uverbs' post_send does not carry. */
-	ibdev->driver_def = rvt_uapi_defs;
+	ibdev->driver_def = softrvt_uapi_defs;
 
 	ret = ib_device_set_netdev(ibdev, rdi->ndev, 1);
 	if (ret)
@@ -418,11 +413,11 @@ int rvt_register_dev(struct rvt_dev_info *rdi, const char *name)
 }
 
 /**
- * rvt_port_event - tell consumers the port went up or down
+ * softrvt_port_event - tell consumers the port went up or down
  * @rdi: the device
  * @type: IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR
  */
-void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type)
+void softrvt_port_event(struct softrvt_dev_info *rdi, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = &rdi->ibdev,

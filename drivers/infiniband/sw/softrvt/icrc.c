@@ -28,20 +28,20 @@
  * is emulated (QEMU's TCG) it is half of it.  Set before any device
  * exists, freed after the last is gone.
  */
-static struct crypto_shash *rvt_crc_tfm __read_mostly;
+static struct crypto_shash *softrvt_crc_tfm __read_mostly;
 
 /* Bytes the choice is timed over: one packet at the largest RoCE MTU. */
-#define RVT_CRC_PROBE_BYTES	4096
-#define RVT_CRC_PROBE_PASSES	8
-#define RVT_CRC_PROBE_TRIALS	5
+#define SOFTRVT_CRC_PROBE_BYTES	4096
+#define SOFTRVT_CRC_PROBE_PASSES	8
+#define SOFTRVT_CRC_PROBE_TRIALS	5
 
 /*
  * crc32_le() by @tfm.  The "crc32" shash keeps the running CRC, not
  * inverted, as the u32 of its descriptor (as rdma_rxe relies on too);
- * rvt_icrc_init() checks that before choosing it.
+ * softrvt_icrc_init() checks that before choosing it.
  */
-static u32 rvt_crc32_by(struct crypto_shash *tfm, u32 crc, const u8 *p,
-			u32 len)
+static u32 softrvt_crc32_by(struct crypto_shash *tfm, u32 crc, const u8 *p,
+			    u32 len)
 {
 	SHASH_DESC_ON_STACK(desc, tfm);
 	u32 *state;
@@ -66,21 +66,21 @@ static u32 rvt_crc32_by(struct crypto_shash *tfm, u32 crc, const u8 *p,
  * IP and UDP headers).  The headers are too short for the carry-less
  * multiply to pay: crc32_le() whatever was chosen.
  */
-static u32 rvt_icrc_hdrs(const u8 *l3, bool ipv6, const u8 *bth)
+static u32 softrvt_icrc_hdrs(const u8 *l3, bool ipv6, const u8 *bth)
 {
 	static const u8 lrh_ones[8] = {
 		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
 	};
 	u8 hdrs[sizeof(struct ipv6hdr) + sizeof(struct udphdr) +
-		sizeof(struct rvt_bth)];
+		sizeof(struct softrvt_bth)];
 	u32 l3len = ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	u32 hlen = l3len + sizeof(struct udphdr);
-	struct rvt_bth *masked_bth;
+	struct softrvt_bth *masked_bth;
 	struct udphdr *udp;
 	u32 crc;
 
 	memcpy(hdrs, l3, hlen);
-	memcpy(hdrs + hlen, bth, sizeof(struct rvt_bth));
+	memcpy(hdrs + hlen, bth, sizeof(struct softrvt_bth));
 	if (ipv6) {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)hdrs;
 
@@ -97,29 +97,29 @@ static u32 rvt_icrc_hdrs(const u8 *l3, bool ipv6, const u8 *bth)
 	}
 	udp = (struct udphdr *)(hdrs + l3len);
 	udp->check = (__force __sum16)0xffff;
-	masked_bth = (struct rvt_bth *)(udp + 1);
+	masked_bth = (struct softrvt_bth *)(udp + 1);
 	/* FECN, BECN and the six reserved bits before the QPN. */
-	masked_bth->qpn |= cpu_to_be32(~RVT_BTH_QPN_MASK);
+	masked_bth->qpn |= cpu_to_be32(~SOFTRVT_BTH_QPN_MASK);
 
 	crc = crc32_le(~0U, lrh_ones, sizeof(lrh_ones));
-	return crc32_le(crc, hdrs, hlen + sizeof(struct rvt_bth));
+	return crc32_le(crc, hdrs, hlen + sizeof(struct softrvt_bth));
 }
 
-static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
-			     bool ipv6, const u8 *bth, u32 len)
+static u32 softrvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
+				 bool ipv6, const u8 *bth, u32 len)
 {
 	u32 crc;
 
-	if (len < sizeof(struct rvt_bth))
+	if (len < sizeof(struct softrvt_bth))
 		return 0;
-	crc = rvt_icrc_hdrs(l3, ipv6, bth);
-	crc = rvt_crc32_by(tfm, crc, bth + sizeof(struct rvt_bth),
-			   len - sizeof(struct rvt_bth));
+	crc = softrvt_icrc_hdrs(l3, ipv6, bth);
+	crc = softrvt_crc32_by(tfm, crc, bth + sizeof(struct softrvt_bth),
+			       len - sizeof(struct softrvt_bth));
 	return ~crc;
 }
 
 /**
- * rvt_icrc_split - compute the ICRC of a packet whose headers lie apart
+ * softrvt_icrc_split - compute the ICRC of a packet whose headers lie apart
  * @l3: the IP header, the UDP header after it
  * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
  * @bth: the BTH; the rest of the packet follows it to the end of the pad
@@ -132,14 +132,14 @@ static u32 rvt_icrc_by_split(struct crypto_shash *tfm, const u8 *l3,
  * Return: the ICRC, as it is stored little-endian after the pad; 0 if
  * @len cannot hold a BTH.
  */
-u32 rvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len)
+u32 softrvt_icrc_split(const u8 *l3, bool ipv6, const u8 *bth, u32 len)
 {
-	return rvt_icrc_by_split(rvt_crc_tfm, l3, ipv6, bth, len);
+	return softrvt_icrc_by_split(softrvt_crc_tfm, l3, ipv6, bth, len);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_split);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc_split);
 
 /**
- * rvt_icrc_by - compute a packet's ICRC with a given CRC-32
+ * softrvt_icrc_by - compute a packet's ICRC with a given CRC-32
  * @tfm: a "crc32" shash, or NULL for crc32_le()
  * @l3: the IP header; the UDP header and the BTH follow it
  * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
@@ -148,20 +148,20 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_split);
  * Return: the ICRC, as it is stored little-endian after the pad; 0 if
  * @len cannot hold the headers.
  */
-VISIBLE_IF_KUNIT u32 rvt_icrc_by(struct crypto_shash *tfm, const u8 *l3,
-				 bool ipv6, u32 len)
+VISIBLE_IF_KUNIT u32 softrvt_icrc_by(struct crypto_shash *tfm, const u8 *l3,
+				     bool ipv6, u32 len)
 {
 	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 		   sizeof(struct udphdr);
 
-	if (len < hlen + sizeof(struct rvt_bth))
+	if (len < hlen + sizeof(struct softrvt_bth))
 		return 0;
-	return rvt_icrc_by_split(tfm, l3, ipv6, l3 + hlen, len - hlen);
+	return softrvt_icrc_by_split(tfm, l3, ipv6, l3 + hlen, len - hlen);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_by);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc_by);
 
 /**
- * rvt_icrc - compute a packet's ICRC
+ * softrvt_icrc - compute a packet's ICRC
  * @l3: the IP header; the UDP header and the BTH follow it
  * @ipv6: whether @l3 is an IPv6 header (else IPv4 without options)
  * @len: bytes from @l3 to the end of the pad, the ICRC excluded
@@ -169,14 +169,14 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_by);
  * Return: the ICRC, as it is stored little-endian after the pad; 0 if
  * @len cannot hold the headers.
  */
-u32 rvt_icrc(const u8 *l3, bool ipv6, u32 len)
+u32 softrvt_icrc(const u8 *l3, bool ipv6, u32 len)
 {
-	return rvt_icrc_by(rvt_crc_tfm, l3, ipv6, len);
+	return softrvt_icrc_by(softrvt_crc_tfm, l3, ipv6, len);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc);
 
 /**
- * rvt_icrc_skb - compute the ICRC of a packet, linear or paged
+ * softrvt_icrc_skb - compute the ICRC of a packet, linear or paged
  * @skb: the packet: its IP and UDP headers and its BTH in the linear
  *	part, skb->data no further than the BTH; the rest may lie in pages
  * @ipv6: whether its IP header is IPv6 (else IPv4 without options)
@@ -188,10 +188,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_icrc);
  *
  * Return: false if @skb is shorter than @len or its headers lie apart.
  */
-bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc)
+bool softrvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc)
 {
 	u32 hlen = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
-		   sizeof(struct udphdr) + sizeof(struct rvt_bth);
+		   sizeof(struct udphdr) + sizeof(struct softrvt_bth);
 	const u8 *l3 = skb_network_header(skb);
 	int rest = l3 + hlen - skb->data;
 	struct skb_seq_state st;
@@ -200,28 +200,28 @@ bool rvt_icrc_skb(struct sk_buff *skb, bool ipv6, u32 len, u32 *icrc)
 
 	if (len < hlen || rest < 0 || rest > skb_headlen(skb))
 		return false;
-	crc = rvt_icrc_hdrs(l3, ipv6, l3 + hlen - sizeof(struct rvt_bth));
+	crc = softrvt_icrc_hdrs(l3, ipv6, l3 + hlen - sizeof(struct softrvt_bth));
 	len -= hlen;
 	skb_prepare_seq_read(skb, rest, rest + len, &st);
-	while ((n = rvt_skb_seq_next(&st, done, len, &data))) {
-		crc = rvt_crc32_by(rvt_crc_tfm, crc, data, n);
+	while ((n = softrvt_skb_seq_next(&st, done, len, &data))) {
+		crc = softrvt_crc32_by(softrvt_crc_tfm, crc, data, n);
 		done += n;
 	}
 	skb_abort_seq_read(&st);
 	*icrc = ~crc;
 	return done == len;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc_skb);
 
 /**
- * rvt_icrc_carried - the ICRC a received packet carries
+ * softrvt_icrc_carried - the ICRC a received packet carries
  * @skb: the packet, linear or paged
  * @len: bytes from its IP header to the end of its pad; the ICRC follows
- * @icrc: set to the ICRC, as rvt_icrc_skb() computes it
+ * @icrc: set to the ICRC, as softrvt_icrc_skb() computes it
  *
  * Return: false if @skb ends before the ICRC.
  */
-bool rvt_icrc_carried(const struct sk_buff *skb, u32 len, u32 *icrc)
+bool softrvt_icrc_carried(const struct sk_buff *skb, u32 len, u32 *icrc)
 {
 	int end = skb_network_header(skb) + len - skb->data;
 	__le32 carried;
@@ -231,37 +231,37 @@ bool rvt_icrc_carried(const struct sk_buff *skb, u32 len, u32 *icrc)
 	*icrc = le32_to_cpu(carried);
 	return true;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_carried);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc_carried);
 
 /**
- * rvt_icrc_skb_ok - check the ICRC of a received packet, linear or paged
- * @skb: the packet, as for rvt_icrc_skb()
+ * softrvt_icrc_skb_ok - check the ICRC of a received packet, linear or paged
+ * @skb: the packet, as for softrvt_icrc_skb()
  * @ipv6: whether its IP header is IPv6 (else IPv4 without options)
  * @len: bytes from the IP header to the end of the pad; the ICRC follows
  *
  * Return: true if the ICRC the packet carries is the one computed.
  */
-bool rvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len)
+bool softrvt_icrc_skb_ok(struct sk_buff *skb, bool ipv6, u32 len)
 {
 	u32 carried, icrc;
 
-	return rvt_icrc_carried(skb, len, &carried) &&
-	       rvt_icrc_skb(skb, ipv6, len, &icrc) && icrc == carried;
+	return softrvt_icrc_carried(skb, len, &carried) &&
+	       softrvt_icrc_skb(skb, ipv6, len, &icrc) && icrc == carried;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_icrc_skb_ok);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_icrc_skb_ok);
 
 /* The fastest of a few timed trials, in ns: others may preempt us. */
-static u64 rvt_crc_time(struct crypto_shash *tfm, const u8 *buf)
+static u64 softrvt_crc_time(struct crypto_shash *tfm, const u8 *buf)
 {
 	u64 best = U64_MAX;
 	int trial, pass;
 
-	for (trial = 0; trial < RVT_CRC_PROBE_TRIALS; trial++) {
+	for (trial = 0; trial < SOFTRVT_CRC_PROBE_TRIALS; trial++) {
 		u64 start = ktime_get_ns();
 		u32 crc = ~0U;
 
-		for (pass = 0; pass < RVT_CRC_PROBE_PASSES; pass++)
-			crc = rvt_crc32_by(tfm, crc, buf, RVT_CRC_PROBE_BYTES);
+		for (pass = 0; pass < SOFTRVT_CRC_PROBE_PASSES; pass++)
+			crc = softrvt_crc32_by(tfm, crc, buf, SOFTRVT_CRC_PROBE_BYTES);
 		/* Keep the passes from being optimised away. */
 		barrier_data(&crc);
 		best = min(best, ktime_get_ns() - start);
@@ -269,14 +269,14 @@ static u64 rvt_crc_time(struct crypto_shash *tfm, const u8 *buf)
 	return max(best, 1ULL);
 }
 
-static u64 rvt_crc_mbs(u64 ns)
+static u64 softrvt_crc_mbs(u64 ns)
 {
-	return div64_u64((u64)RVT_CRC_PROBE_BYTES * RVT_CRC_PROBE_PASSES *
+	return div64_u64((u64)SOFTRVT_CRC_PROBE_BYTES * SOFTRVT_CRC_PROBE_PASSES *
 			 NSEC_PER_SEC / 1000000, ns);
 }
 
 /**
- * rvt_icrc_init - choose the CRC-32 of the ICRC
+ * softrvt_icrc_init - choose the CRC-32 of the ICRC
  *
  * Times crc32_le() against the crypto API's "crc32" over a packet's
  * worth of random bytes and keeps the crypto one if it is faster by more
@@ -285,7 +285,7 @@ static u64 rvt_crc_mbs(u64 ns)
  *
  * Return: 0, or -ENOMEM.
  */
-int rvt_icrc_init(void)
+int softrvt_icrc_init(void)
 {
 	struct crypto_shash *tfm;
 	u64 ns_le, ns_tfm;
@@ -298,28 +298,28 @@ int rvt_icrc_init(void)
 			PTR_ERR(tfm));
 		return 0;
 	}
-	buf = kmalloc(RVT_CRC_PROBE_BYTES, GFP_KERNEL);
+	buf = kmalloc(SOFTRVT_CRC_PROBE_BYTES, GFP_KERNEL);
 	if (!buf) {
 		crypto_free_shash(tfm);
 		return -ENOMEM;
 	}
-	get_random_bytes(buf, RVT_CRC_PROBE_BYTES);
-	if (rvt_crc32_by(tfm, ~0U, buf, RVT_CRC_PROBE_BYTES) !=
-	    crc32_le(~0U, buf, RVT_CRC_PROBE_BYTES)) {
+	get_random_bytes(buf, SOFTRVT_CRC_PROBE_BYTES);
+	if (softrvt_crc32_by(tfm, ~0U, buf, SOFTRVT_CRC_PROBE_BYTES) !=
+	    crc32_le(~0U, buf, SOFTRVT_CRC_PROBE_BYTES)) {
 		pr_warn("softrvt: %s disagrees with crc32_le; ICRC by crc32_le\n",
 			crypto_shash_driver_name(tfm));
 		goto out_free;
 	}
-	ns_le = rvt_crc_time(NULL, buf);
-	ns_tfm = rvt_crc_time(tfm, buf);
+	ns_le = softrvt_crc_time(NULL, buf);
+	ns_tfm = softrvt_crc_time(tfm, buf);
 	/* A tie is the same tables behind an indirect call: keep crc32_le. */
 	faster = ns_tfm + ns_tfm / 8 < ns_le;
 	pr_info("softrvt: ICRC by %s (crc32_le %llu MB/s, %s %llu MB/s)\n",
 		faster ? crypto_shash_driver_name(tfm) : "crc32_le",
-		rvt_crc_mbs(ns_le), crypto_shash_driver_name(tfm),
-		rvt_crc_mbs(ns_tfm));
+		softrvt_crc_mbs(ns_le), crypto_shash_driver_name(tfm),
+		softrvt_crc_mbs(ns_tfm));
 	if (faster) {
-		rvt_crc_tfm = tfm;
+		softrvt_crc_tfm = tfm;
 		tfm = NULL;
 	}
 out_free:
@@ -330,11 +330,11 @@ out_free:
 }
 
 /**
- * rvt_icrc_exit - release the CRC-32 rvt_icrc_init() chose
+ * softrvt_icrc_exit - release the CRC-32 softrvt_icrc_init() chose
  */
-void rvt_icrc_exit(void)
+void softrvt_icrc_exit(void)
 {
-	if (rvt_crc_tfm)
-		crypto_free_shash(rvt_crc_tfm);
-	rvt_crc_tfm = NULL;
+	if (softrvt_crc_tfm)
+		crypto_free_shash(softrvt_crc_tfm);
+	softrvt_crc_tfm = NULL;
 }

@@ -2,12 +2,12 @@
 /*
  * Module entry points, `rdma link` operations and netdev events.
  *
- * Devices are kept on rvt_devices so that netdev events and rmmod find
+ * Devices are kept on softrvt_devices so that netdev events and rmmod find
  * exactly softrvt's devices: as an out-of-tree driver softrvt has no
  * driver_id of its own to ask ib_core for them.
  *
- * Lock order: RTNL, then rvt_devices_lock.  Nothing is called into
- * ib_core with rvt_devices_lock held, since ib_core takes RTNL.
+ * Lock order: RTNL, then softrvt_devices_lock.  Nothing is called into
+ * ib_core with softrvt_devices_lock held, since ib_core takes RTNL.
  */
 
 #include <linux/debugfs.h>
@@ -19,77 +19,77 @@
 
 #include "softrvt.h"
 
-static LIST_HEAD(rvt_devices);
-static DEFINE_MUTEX(rvt_devices_lock);
-static struct dentry *rvt_debugfs;
+static LIST_HEAD(softrvt_devices);
+static DEFINE_MUTEX(softrvt_devices_lock);
+static struct dentry *softrvt_debugfs;
 
-static struct rvt_dev_info *rvt_find_dev_locked(struct net_device *ndev)
+static struct softrvt_dev_info *softrvt_find_dev_locked(struct net_device *ndev)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
-	lockdep_assert_held(&rvt_devices_lock);
-	list_for_each_entry(rdi, &rvt_devices, list)
+	lockdep_assert_held(&softrvt_devices_lock);
+	list_for_each_entry(rdi, &softrvt_devices, list)
 		if (rdi->ndev == ndev)
 			return rdi;
 	return NULL;
 }
 
 /**
- * rvt_forget_dev - take a device off rvt_devices
+ * softrvt_forget_dev - take a device off softrvt_devices
  * @rdi: the device; being on the list or not are both fine
  */
-void rvt_forget_dev(struct rvt_dev_info *rdi)
+void softrvt_forget_dev(struct softrvt_dev_info *rdi)
 {
-	mutex_lock(&rvt_devices_lock);
+	mutex_lock(&softrvt_devices_lock);
 	list_del_init(&rdi->list);
-	mutex_unlock(&rvt_devices_lock);
+	mutex_unlock(&softrvt_devices_lock);
 }
 
-static bool rvt_netdev_active(struct net_device *ndev)
+static bool softrvt_netdev_active(struct net_device *ndev)
 {
 	return netif_running(ndev) && netif_carrier_ok(ndev);
 }
 
 /**
- * rvt_newlink - `rdma link add NAME type softrvt netdev DEV`
+ * softrvt_newlink - `rdma link add NAME type softrvt netdev DEV`
  * @ibdev_name: NAME
  * @ndev: DEV, held by the caller for the duration of the call
  *
  * Return: 0, -EEXIST if DEV already has a softrvt device, -EPERM for a
  * VLAN device, or the error of the registration.
  */
-static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
+static int softrvt_newlink(const char *ibdev_name, struct net_device *ndev)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	int ret;
 
 	if (is_vlan_dev(ndev))
 		return -EPERM;
 
-	rdi = rvt_alloc_dev(ndev);
+	rdi = softrvt_alloc_dev(ndev);
 	if (!rdi)
 		return -ENOMEM;
 
 	/* Claim the netdev before registering, so a racing add sees it. */
-	mutex_lock(&rvt_devices_lock);
-	if (rvt_find_dev_locked(ndev)) {
-		mutex_unlock(&rvt_devices_lock);
+	mutex_lock(&softrvt_devices_lock);
+	if (softrvt_find_dev_locked(ndev)) {
+		mutex_unlock(&softrvt_devices_lock);
 		ib_dealloc_device(&rdi->ibdev);
 		return -EEXIST;
 	}
-	list_add_tail(&rdi->list, &rvt_devices);
-	mutex_unlock(&rvt_devices_lock);
+	list_add_tail(&rdi->list, &softrvt_devices);
+	mutex_unlock(&softrvt_devices_lock);
 
-	ret = rvt_net_attach(rdi);
+	ret = softrvt_net_attach(rdi);
 	if (ret)
 		goto err;
 
 	rtnl_lock();
-	rdi->port_active = rvt_netdev_active(ndev);
+	rdi->port_active = softrvt_netdev_active(ndev);
 	rdi->port_mtu = iboe_get_mtu(ndev->mtu);
 	rtnl_unlock();
 
-	ret = rvt_register_dev(rdi, ibdev_name);
+	ret = softrvt_register_dev(rdi, ibdev_name);
 	if (ret)
 		goto err;
 	ibdev_dbg(&rdi->ibdev, "added on %s, MTU %d, port %s\n",
@@ -98,32 +98,32 @@ static int rvt_newlink(const char *ibdev_name, struct net_device *ndev)
 	return 0;
 
 err:
-	/* Its dealloc_driver takes it off rvt_devices and the namespace. */
+	/* Its dealloc_driver takes it off softrvt_devices and the namespace. */
 	ib_dealloc_device(&rdi->ibdev);
 	return ret;
 }
 
-static struct rdma_link_ops rvt_link_ops = {
+static struct rdma_link_ops softrvt_link_ops = {
 	.type = "softrvt",
-	.newlink = rvt_newlink,
+	.newlink = softrvt_newlink,
 };
 
 /*
  * Runs under RTNL.  The device is pinned with ib_device_try_get(), which
  * fails while it is not, or no longer, registered.
  */
-static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
-			    void *arg)
+static int softrvt_netdev_event(struct notifier_block *nb, unsigned long event,
+				void *arg)
 {
 	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	bool active;
 
-	mutex_lock(&rvt_devices_lock);
-	rdi = rvt_find_dev_locked(ndev);
+	mutex_lock(&softrvt_devices_lock);
+	rdi = softrvt_find_dev_locked(ndev);
 	if (rdi && !ib_device_try_get(&rdi->ibdev))
 		rdi = NULL;
-	mutex_unlock(&rvt_devices_lock);
+	mutex_unlock(&softrvt_devices_lock);
 	if (!rdi)
 		return NOTIFY_DONE;
 
@@ -142,13 +142,13 @@ static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UP:
 	case NETDEV_DOWN:
 	case NETDEV_CHANGE:
-		active = rvt_netdev_active(ndev);
+		active = softrvt_netdev_active(ndev);
 		if (active != rdi->port_active) {
 			ibdev_dbg(&rdi->ibdev, "%s event %lu: port %s\n",
 				  netdev_name(ndev), event,
 				  active ? "active" : "down");
 			rdi->port_active = active;
-			rvt_port_event(rdi, active ? IB_EVENT_PORT_ACTIVE :
+			softrvt_port_event(rdi, active ? IB_EVENT_PORT_ACTIVE :
 						     IB_EVENT_PORT_ERR);
 		}
 		break;
@@ -157,8 +157,8 @@ static int rvt_netdev_event(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_OK;
 }
 
-static struct notifier_block rvt_netdev_notifier = {
-	.notifier_call = rvt_netdev_event,
+static struct notifier_block softrvt_netdev_notifier = {
+	.notifier_call = softrvt_netdev_event,
 };
 
 /*
@@ -166,50 +166,50 @@ static struct notifier_block rvt_netdev_notifier = {
  * QPs' received packets hold now and the cap, so that a test can see the
  * accounting return to zero.
  */
-static int rvt_rx_queued_show(struct seq_file *s, void *unused)
+static int softrvt_rx_queued_show(struct seq_file *s, void *unused)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
-	mutex_lock(&rvt_devices_lock);
-	list_for_each_entry(rdi, &rvt_devices, list)
+	mutex_lock(&softrvt_devices_lock);
+	list_for_each_entry(rdi, &softrvt_devices, list)
 		if (dev_name(&rdi->ibdev.dev))
 			seq_printf(s, "%s %ld %ld\n", dev_name(&rdi->ibdev.dev),
 				   atomic_long_read(&rdi->rx_queued),
-				   RVT_RX_DEV_MAX_BYTES);
-	mutex_unlock(&rvt_devices_lock);
+				   SOFTRVT_RX_DEV_MAX_BYTES);
+	mutex_unlock(&softrvt_devices_lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(rvt_rx_queued);
+DEFINE_SHOW_ATTRIBUTE(softrvt_rx_queued);
 
 /*
  * debugfs softrvt/rx_hold, for tests: "DEVICE 1" holds the handling of
- * the device's received packets, "DEVICE 0" releases it (rvt_rx_hold());
+ * the device's received packets, "DEVICE 0" releases it (softrvt_rx_hold());
  * reading lists the devices held.  A test of the receive caps needs the
  * packets to stay queued while it sends, which no scheduling trick
  * guarantees on a busy machine.  Root only, as debugfs is.
  */
-static int rvt_rx_hold_show(struct seq_file *s, void *unused)
+static int softrvt_rx_hold_show(struct seq_file *s, void *unused)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
-	mutex_lock(&rvt_devices_lock);
-	list_for_each_entry(rdi, &rvt_devices, list)
+	mutex_lock(&softrvt_devices_lock);
+	list_for_each_entry(rdi, &softrvt_devices, list)
 		if (READ_ONCE(rdi->rx_hold) && dev_name(&rdi->ibdev.dev))
 			seq_printf(s, "%s\n", dev_name(&rdi->ibdev.dev));
-	mutex_unlock(&rvt_devices_lock);
+	mutex_unlock(&softrvt_devices_lock);
 	return 0;
 }
 
-static int rvt_rx_hold_open(struct inode *inode, struct file *file)
+static int softrvt_rx_hold_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rvt_rx_hold_show, NULL);
+	return single_open(file, softrvt_rx_hold_show, NULL);
 }
 
-static ssize_t rvt_rx_hold_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
+static ssize_t softrvt_rx_hold_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
 {
 	char buf[IB_DEVICE_NAME_MAX + 8], *val;
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 	int ret = -ENODEV;
 	bool hold;
 
@@ -225,26 +225,26 @@ static ssize_t rvt_rx_hold_write(struct file *file, const char __user *ubuf,
 	if (kstrtobool(strim(val), &hold))
 		return -EINVAL;
 
-	mutex_lock(&rvt_devices_lock);
-	list_for_each_entry(rdi, &rvt_devices, list) {
+	mutex_lock(&softrvt_devices_lock);
+	list_for_each_entry(rdi, &softrvt_devices, list) {
 		if (dev_name(&rdi->ibdev.dev) &&
 		    !strcmp(dev_name(&rdi->ibdev.dev), buf)) {
-			rvt_rx_hold(rdi, hold);
+			softrvt_rx_hold(rdi, hold);
 			ret = count;
 			break;
 		}
 	}
-	mutex_unlock(&rvt_devices_lock);
+	mutex_unlock(&softrvt_devices_lock);
 	return ret;
 }
 
-static const struct file_operations rvt_rx_hold_fops = {
+static const struct file_operations softrvt_rx_hold_fops = {
 	.owner = THIS_MODULE,
-	.open = rvt_rx_hold_open,
+	.open = softrvt_rx_hold_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = rvt_rx_hold_write,
+	.write = softrvt_rx_hold_write,
 };
 
 /*
@@ -253,95 +253,95 @@ static const struct file_operations rvt_rx_hold_fops = {
  * only then the device.  softrvt registers a client of its own for that
  * moment: registered after uverbs (the soft dependency below), it is
  * removed before, and fails the device's QPs while the processes that
- * hold them can still see their completions (rvt_qp_fail_all()).
+ * hold them can still see their completions (softrvt_qp_fail_all()).
  */
-static int rvt_client_add(struct ib_device *ibdev)
+static int softrvt_client_add(struct ib_device *ibdev)
 {
-	return rvt_is_dev(ibdev) ? 0 : -EOPNOTSUPP;
+	return softrvt_is_dev(ibdev) ? 0 : -EOPNOTSUPP;
 }
 
-static void rvt_client_remove(struct ib_device *ibdev, void *client_data)
+static void softrvt_client_remove(struct ib_device *ibdev, void *client_data)
 {
-	rvt_qp_fail_all(ib_to_rvt(ibdev));
+	softrvt_qp_fail_all(ib_to_rvt(ibdev));
 }
 
-static struct ib_client rvt_client = {
+static struct ib_client softrvt_client = {
 	.name = "softrvt",
 	.no_kverbs_req = true,
-	.add = rvt_client_add,
-	.remove = rvt_client_remove,
+	.add = softrvt_client_add,
+	.remove = softrvt_client_remove,
 };
 
-static int __init rvt_module_init(void)
+static int __init softrvt_module_init(void)
 {
 	int ret;
 
-	ret = rvt_icrc_init();
+	ret = softrvt_icrc_init();
 	if (ret)
 		return ret;
-	ret = rvt_ruc_init();
+	ret = softrvt_ruc_init();
 	if (ret)
 		goto err_icrc;
-	ret = rvt_net_init();
+	ret = softrvt_net_init();
 	if (ret)
 		goto err_ruc;
-	ret = ib_register_client(&rvt_client);
+	ret = ib_register_client(&softrvt_client);
 	if (ret)
 		goto err_net;
-	ret = register_netdevice_notifier(&rvt_netdev_notifier);
+	ret = register_netdevice_notifier(&softrvt_netdev_notifier);
 	if (ret)
 		goto err_client;
-	rdma_link_register(&rvt_link_ops);
-	rvt_debugfs = debugfs_create_dir("softrvt", NULL);
-	debugfs_create_file("rx_queued", 0400, rvt_debugfs, NULL,
-			    &rvt_rx_queued_fops);
-	debugfs_create_file("rx_hold", 0600, rvt_debugfs, NULL,
-			    &rvt_rx_hold_fops);
+	rdma_link_register(&softrvt_link_ops);
+	softrvt_debugfs = debugfs_create_dir("softrvt", NULL);
+	debugfs_create_file("rx_queued", 0400, softrvt_debugfs, NULL,
+			    &softrvt_rx_queued_fops);
+	debugfs_create_file("rx_hold", 0600, softrvt_debugfs, NULL,
+			    &softrvt_rx_hold_fops);
 	return 0;
 
 err_client:
-	ib_unregister_client(&rvt_client);
+	ib_unregister_client(&softrvt_client);
 err_net:
-	rvt_net_exit_all();
+	softrvt_net_exit_all();
 err_ruc:
-	rvt_ruc_exit();
+	softrvt_ruc_exit();
 err_icrc:
-	rvt_icrc_exit();
+	softrvt_icrc_exit();
 	return ret;
 }
 
-static void __exit rvt_module_exit(void)
+static void __exit softrvt_module_exit(void)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
-	debugfs_remove_recursive(rvt_debugfs);
+	debugfs_remove_recursive(softrvt_debugfs);
 	/* Waits for newlink calls in flight; none can start after it. */
-	rdma_link_unregister(&rvt_link_ops);
-	unregister_netdevice_notifier(&rvt_netdev_notifier);
+	rdma_link_unregister(&softrvt_link_ops);
+	unregister_netdevice_notifier(&softrvt_netdev_notifier);
 
-	mutex_lock(&rvt_devices_lock);
-	while ((rdi = list_first_entry_or_null(&rvt_devices,
-					       struct rvt_dev_info, list))) {
+	mutex_lock(&softrvt_devices_lock);
+	while ((rdi = list_first_entry_or_null(&softrvt_devices,
+					       struct softrvt_dev_info, list))) {
 		list_del_init(&rdi->list);
 		/* Keeps the memory if a dellink is unregistering it too. */
 		get_device(&rdi->ibdev.dev);
-		mutex_unlock(&rvt_devices_lock);
+		mutex_unlock(&softrvt_devices_lock);
 		ib_unregister_device(&rdi->ibdev);
 		put_device(&rdi->ibdev.dev);
-		mutex_lock(&rvt_devices_lock);
+		mutex_lock(&softrvt_devices_lock);
 	}
-	mutex_unlock(&rvt_devices_lock);
-	ib_unregister_client(&rvt_client);
-	rvt_net_exit_all();
-	rvt_ruc_exit();
-	rvt_icrc_exit();
+	mutex_unlock(&softrvt_devices_lock);
+	ib_unregister_client(&softrvt_client);
+	softrvt_net_exit_all();
+	softrvt_ruc_exit();
+	softrvt_icrc_exit();
 }
 
-module_init(rvt_module_init);
-module_exit(rvt_module_exit);
+module_init(softrvt_module_init);
+module_exit(softrvt_module_exit);
 
 MODULE_ALIAS_RDMA_LINK("softrvt");
-/* uverbs' ib_client must come first: see rvt_client. */
+/* uverbs' ib_client must come first: see softrvt_client. */
 MODULE_SOFTDEP("pre: ib_uverbs");
 MODULE_DESCRIPTION("softrvt: software RDMA device in the style of rdmavt");
 MODULE_LICENSE("Dual BSD/GPL");

@@ -23,15 +23,15 @@
 #include "hdr.h"
 #include "trace.h"
 
-struct rvt_mcast_grp {
+struct softrvt_mcast_grp {
 	struct list_head node;		/* on rdi->mcast_grps */
 	union ib_gid mgid;
 	u32 n_qps;
-	struct rvt_qp *qps[RVT_MAX_MCAST_QP_ATTACH];
+	struct softrvt_qp *qps[SOFTRVT_MAX_MCAST_QP_ATTACH];
 };
 
 /* The group's Ethernet address, as IP maps it (RFC 1112, RFC 2464). */
-static void rvt_mcast_mac(const union ib_gid *mgid, u8 *mac)
+static void softrvt_mcast_mac(const union ib_gid *mgid, u8 *mac)
 {
 	const struct in6_addr *addr = (const struct in6_addr *)mgid->raw;
 
@@ -41,10 +41,10 @@ static void rvt_mcast_mac(const union ib_gid *mgid, u8 *mac)
 		ipv6_eth_mc_map(addr, mac);
 }
 
-static struct rvt_mcast_grp *rvt_mcast_find(struct rvt_dev_info *rdi,
-					    const union ib_gid *mgid)
+static struct softrvt_mcast_grp *softrvt_mcast_find(struct softrvt_dev_info *rdi,
+						    const union ib_gid *mgid)
 {
-	struct rvt_mcast_grp *grp;
+	struct softrvt_mcast_grp *grp;
 
 	lockdep_assert_held(&rdi->mcast_lock);
 	list_for_each_entry(grp, &rdi->mcast_grps, node)
@@ -53,8 +53,8 @@ static struct rvt_mcast_grp *rvt_mcast_find(struct rvt_dev_info *rdi,
 	return NULL;
 }
 
-static int rvt_mcast_slot(const struct rvt_mcast_grp *grp,
-			  const struct rvt_qp *qp)
+static int softrvt_mcast_slot(const struct softrvt_mcast_grp *grp,
+			      const struct softrvt_qp *qp)
 {
 	u32 i;
 
@@ -65,7 +65,7 @@ static int rvt_mcast_slot(const struct rvt_mcast_grp *grp,
 }
 
 /**
- * rvt_attach_mcast - attach a UD QP to a multicast group (ib_device_ops.attach_mcast)
+ * softrvt_attach_mcast - attach a UD QP to a multicast group (ib_device_ops.attach_mcast)
  * @ibqp: the QP
  * @gid: the group: an IPv6 multicast address, or an IPv4 one mapped
  * @lid: unused on RoCE
@@ -76,11 +76,11 @@ static int rvt_mcast_slot(const struct rvt_mcast_grp *grp,
  * -ENOMEM when the group or the device holds all it may, or memory ran
  * out.
  */
-int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+int softrvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
-	struct rvt_mcast_grp *grp, *new;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_mcast_grp *grp, *new;
 	u8 mac[ETH_ALEN];
 	int ret = 0;
 
@@ -93,9 +93,9 @@ int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	new->mgid = *gid;
 
 	spin_lock_bh(&rdi->mcast_lock);
-	grp = rvt_mcast_find(rdi, gid);
+	grp = softrvt_mcast_find(rdi, gid);
 	if (!grp) {
-		if (rdi->n_mcast_grps >= RVT_MAX_MCAST_GRP) {
+		if (rdi->n_mcast_grps >= SOFTRVT_MAX_MCAST_GRP) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -104,9 +104,9 @@ int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		list_add_tail(&grp->node, &rdi->mcast_grps);
 		rdi->n_mcast_grps++;
 	}
-	if (rvt_mcast_slot(grp, qp) >= 0)
+	if (softrvt_mcast_slot(grp, qp) >= 0)
 		goto out;
-	if (grp->n_qps == RVT_MAX_MCAST_QP_ATTACH) {
+	if (grp->n_qps == SOFTRVT_MAX_MCAST_QP_ATTACH) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -115,7 +115,7 @@ out:
 	spin_unlock_bh(&rdi->mcast_lock);
 	/* A new group: the netdev accepts its frames from now on. */
 	if (!new) {
-		rvt_mcast_mac(gid, mac);
+		softrvt_mcast_mac(gid, mac);
 		dev_mc_add(rdi->ndev, mac);
 	}
 	kfree(new);
@@ -124,10 +124,10 @@ out:
 
 /*
  * Take @qp out of @grp, under the lock.  Return: the group if that left
- * it empty: it is off the list then, for rvt_mcast_free() after the lock.
+ * it empty: it is off the list then, for softrvt_mcast_free() after the lock.
  */
-static struct rvt_mcast_grp *rvt_mcast_take(struct rvt_dev_info *rdi,
-					    struct rvt_mcast_grp *grp,
+static struct softrvt_mcast_grp *softrvt_mcast_take(struct softrvt_dev_info *rdi,
+						    struct softrvt_mcast_grp *grp,
 					    int slot)
 {
 	grp->qps[slot] = grp->qps[--grp->n_qps];
@@ -139,17 +139,17 @@ static struct rvt_mcast_grp *rvt_mcast_take(struct rvt_dev_info *rdi,
 	return grp;
 }
 
-static void rvt_mcast_free(struct rvt_dev_info *rdi, struct rvt_mcast_grp *grp)
+static void softrvt_mcast_free(struct softrvt_dev_info *rdi, struct softrvt_mcast_grp *grp)
 {
 	u8 mac[ETH_ALEN];
 
-	rvt_mcast_mac(&grp->mgid, mac);
+	softrvt_mcast_mac(&grp->mgid, mac);
 	dev_mc_del(rdi->ndev, mac);
 	kfree(grp);
 }
 
 /**
- * rvt_detach_mcast - detach a QP from a multicast group (ib_device_ops.detach_mcast)
+ * softrvt_detach_mcast - detach a QP from a multicast group (ib_device_ops.detach_mcast)
  * @ibqp: the QP
  * @gid: the group
  * @lid: unused on RoCE
@@ -158,35 +158,35 @@ static void rvt_mcast_free(struct rvt_dev_info *rdi, struct rvt_mcast_grp *grp)
  *
  * Return: 0, or -EINVAL if the QP is not attached to the group.
  */
-int rvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+int softrvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct rvt_mcast_grp *grp, *empty = NULL;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_mcast_grp *grp, *empty = NULL;
 	int slot = -1;
 
 	spin_lock_bh(&rdi->mcast_lock);
-	grp = rvt_mcast_find(rdi, gid);
+	grp = softrvt_mcast_find(rdi, gid);
 	if (grp)
-		slot = rvt_mcast_slot(grp, ibqp_to_rvtqp(ibqp));
+		slot = softrvt_mcast_slot(grp, ibqp_to_rvtqp(ibqp));
 	if (slot >= 0)
-		empty = rvt_mcast_take(rdi, grp, slot);
+		empty = softrvt_mcast_take(rdi, grp, slot);
 	spin_unlock_bh(&rdi->mcast_lock);
 	if (empty)
-		rvt_mcast_free(rdi, empty);
+		softrvt_mcast_free(rdi, empty);
 	return slot >= 0 ? 0 : -EINVAL;
 }
 
 /**
- * rvt_mcast_detach_qp - detach a QP from every group, before it goes
+ * softrvt_mcast_detach_qp - detach a QP from every group, before it goes
  * @qp: the QP being destroyed
  *
  * ib_uverbs detaches a user's QP itself; a kernel consumer may not have.
  * Once this returns the receive path cannot reach the QP through a group.
  */
-void rvt_mcast_detach_qp(struct rvt_qp *qp)
+void softrvt_mcast_detach_qp(struct softrvt_qp *qp)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	struct rvt_mcast_grp *grp, *next;
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_mcast_grp *grp, *next;
 	LIST_HEAD(empty);
 	int slot;
 
@@ -194,27 +194,27 @@ void rvt_mcast_detach_qp(struct rvt_qp *qp)
 		return;
 	spin_lock_bh(&rdi->mcast_lock);
 	list_for_each_entry_safe(grp, next, &rdi->mcast_grps, node) {
-		slot = rvt_mcast_slot(grp, qp);
-		if (slot >= 0 && rvt_mcast_take(rdi, grp, slot))
+		slot = softrvt_mcast_slot(grp, qp);
+		if (slot >= 0 && softrvt_mcast_take(rdi, grp, slot))
 			list_add(&grp->node, &empty);
 	}
 	spin_unlock_bh(&rdi->mcast_lock);
 	list_for_each_entry_safe(grp, next, &empty, node)
-		rvt_mcast_free(rdi, grp);
+		softrvt_mcast_free(rdi, grp);
 }
 
 /**
- * rvt_mcast_rcv - hand a multicast packet to every QP attached to its group
+ * softrvt_mcast_rcv - hand a multicast packet to every QP attached to its group
  * @rdi: the device
- * @skb: a UD packet to the multicast QPN, checked as rvt_rcv() checks
+ * @skb: a UD packet to the multicast QPN, checked as softrvt_rcv() checks
  *	 every packet, data at the BTH; consumed
  *
  * Softirq context.
  */
-void rvt_mcast_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
+void softrvt_mcast_rcv(struct softrvt_dev_info *rdi, struct sk_buff *skb)
 {
-	struct rvt_pkt *pkt = rvt_pkt_of(skb);
-	struct rvt_mcast_grp *grp;
+	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
+	struct softrvt_mcast_grp *grp;
 	union ib_gid mgid;
 	u32 i, n;
 
@@ -225,24 +225,24 @@ void rvt_mcast_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 				       (struct in6_addr *)mgid.raw);
 
 	spin_lock_bh(&rdi->mcast_lock);
-	grp = rvt_mcast_find(rdi, &mgid);
+	grp = softrvt_mcast_find(rdi, &mgid);
 	n = grp ? grp->n_qps : 0;
 	for (i = 0; i < n; i++) {
-		struct rvt_qp *qp = grp->qps[i];
+		struct softrvt_qp *qp = grp->qps[i];
 		struct sk_buff *copy = i + 1 < n ? skb_clone(skb, GFP_ATOMIC) :
 						   skb;
 
 		if (!copy) {
-			rvt_qp_drop(qp, RVT_CNT_DROP_DEV_QUEUE_FULL, pkt);
+			softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_DEV_QUEUE_FULL, pkt);
 			continue;
 		}
-		rvt_qp_count_pkt(qp, false, pkt->payload_len);
+		softrvt_qp_count_pkt(qp, false, pkt->payload_len);
 		trace_softrvt_rx(rdi, qp->ibqp.qp_num, pkt);
-		rvt_rx_queue(rdi, qp, copy);
+		softrvt_rx_queue(rdi, qp, copy);
 	}
 	spin_unlock_bh(&rdi->mcast_lock);
 	if (!n) {
-		rvt_drop(rdi, RVT_CNT_DROP_NO_QP, pkt);
+		softrvt_drop(rdi, SOFTRVT_CNT_DROP_NO_QP, pkt);
 		kfree_skb(skb);
 	}
 }

@@ -5,7 +5,7 @@
  * Each user ring gets an rdma_user_mmap_entry in its ucontext.  ib_core
  * looks entries up per ucontext and checks the mapping length against the
  * entry's, so a ring can be mapped only through the context that created
- * it and only whole.  The entry owns the ring: rvt_mmap_free() releases it
+ * it and only whole.  The entry owns the ring: softrvt_mmap_free() releases it
  * once the object is gone and no mmap() call can still be using it.
  * Pages already mapped hold their own references and outlive the vfree().
  */
@@ -17,20 +17,20 @@
 
 #include "softrvt.h"
 
-struct rvt_mmap_entry {
+struct softrvt_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
 	void *obj;
 	bool writable;
 };
 
-static struct rvt_mmap_entry *
+static struct softrvt_mmap_entry *
 to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
 {
-	return container_of(entry, struct rvt_mmap_entry, rdma_entry);
+	return container_of(entry, struct softrvt_mmap_entry, rdma_entry);
 }
 
 /**
- * rvt_mmap_entry_create - make a vmalloc_user() ring mappable
+ * softrvt_mmap_entry_create - make a vmalloc_user() ring mappable
  * @udata: the verb's udata, which names the ucontext
  * @obj: the ring; owned by the entry on success
  * @size: page-aligned length of @obj
@@ -41,14 +41,14 @@ to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
  *
  * Return: 0 or a negative errno; on error @obj still belongs to the caller.
  */
-int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
-			  bool writable, struct rdma_user_mmap_entry **entry,
+int softrvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
+			      bool writable, struct rdma_user_mmap_entry **entry,
 			  u64 *offset)
 {
-	struct rvt_ucontext *uctx =
-		rdma_udata_to_drv_context(udata, struct rvt_ucontext,
+	struct softrvt_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct softrvt_ucontext,
 					  ibucontext);
-	struct rvt_mmap_entry *e;
+	struct softrvt_mmap_entry *e;
 	int ret;
 
 	if (!uctx)
@@ -72,7 +72,7 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 }
 
 /**
- * rvt_mmap - map a ring into a user process (ib_device_ops.mmap)
+ * softrvt_mmap - map a ring into a user process (ib_device_ops.mmap)
  * @uctx: the caller's ucontext
  * @vma: the mapping being created
  *
@@ -83,10 +83,10 @@ int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
  * Return: 0, -EINVAL when @vma names no ring of @uctx or not its length,
  * -EPERM when it asks to write a read-only object.
  */
-int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+int softrvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *entry;
-	struct rvt_mmap_entry *e;
+	struct softrvt_mmap_entry *e;
 	int ret;
 
 	entry = rdma_user_mmap_entry_get(uctx, vma);
@@ -107,12 +107,12 @@ out:
 }
 
 /**
- * rvt_mmap_free - release a ring and its entry (ib_device_ops.mmap_free)
+ * softrvt_mmap_free - release a ring and its entry (ib_device_ops.mmap_free)
  * @entry: the entry, removed and no longer referenced
  */
-void rvt_mmap_free(struct rdma_user_mmap_entry *entry)
+void softrvt_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	struct rvt_mmap_entry *e = to_rvt_mmap_entry(entry);
+	struct softrvt_mmap_entry *e = to_rvt_mmap_entry(entry);
 
 	vfree(e->obj);
 	kfree(e);

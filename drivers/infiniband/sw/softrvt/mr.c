@@ -19,7 +19,7 @@
  * NVMe and NFS clients post these from any context.
  *
  * Memory windows (mw.c) take their keys from the same indices: an entry
- * of mr_xa is an MR, or a window tagged RVT_KEY_MW, which no MR lookup
+ * of mr_xa is an MR, or a window tagged SOFTRVT_KEY_MW, which no MR lookup
  * finds.  An MR with windows bound to it is neither invalidated nor
  * deregistered.
  */
@@ -31,101 +31,101 @@
 
 #include "softrvt.h"
 
-#define RVT_KEY_INDEX_BITS	17
-#define RVT_MR_INDEX_MAX	((1U << RVT_KEY_INDEX_BITS) - 1)
-#define RVT_KEY_TAG_SHIFT	(RVT_KEY_INDEX_SHIFT + RVT_KEY_INDEX_BITS)
-static_assert(RVT_MAX_MR + RVT_MAX_MW <= RVT_MR_INDEX_MAX);
+#define SOFTRVT_KEY_INDEX_BITS	17
+#define SOFTRVT_MR_INDEX_MAX	((1U << SOFTRVT_KEY_INDEX_BITS) - 1)
+#define SOFTRVT_KEY_TAG_SHIFT	(SOFTRVT_KEY_INDEX_SHIFT + SOFTRVT_KEY_INDEX_BITS)
+static_assert(SOFTRVT_MAX_MR + SOFTRVT_MAX_MW <= SOFTRVT_MR_INDEX_MAX);
 
-static u32 rvt_key_index(u32 key)
+static u32 softrvt_key_index(u32 key)
 {
-	return (key >> RVT_KEY_INDEX_SHIFT) & RVT_MR_INDEX_MAX;
+	return (key >> SOFTRVT_KEY_INDEX_SHIFT) & SOFTRVT_MR_INDEX_MAX;
 }
 
 /**
- * rvt_mr_make_key - a new key for the MR or window at an index of mr_xa
- * @index: the index, 1 to RVT_MR_INDEX_MAX
+ * softrvt_mr_make_key - a new key for the MR or window at an index of mr_xa
+ * @index: the index, 1 to SOFTRVT_MR_INDEX_MAX
  *
  * Return: the key, with a random tag and variant.
  */
-u32 rvt_mr_make_key(u32 index)
+u32 softrvt_mr_make_key(u32 index)
 {
 	u32 rnd = get_random_u32();
 
-	return (rnd & ~0U << RVT_KEY_TAG_SHIFT) |
-	       index << RVT_KEY_INDEX_SHIFT | (rnd & 0xff);
+	return (rnd & ~0U << SOFTRVT_KEY_TAG_SHIFT) |
+	       index << SOFTRVT_KEY_INDEX_SHIFT | (rnd & 0xff);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_make_key);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_make_key);
 
 /**
- * rvt_key_alloc - reserve an index of mr_xa and make a key for it
+ * softrvt_key_alloc - reserve an index of mr_xa and make a key for it
  * @rdi: the device
  * @key: set to the new key
  *
- * The index finds nothing until rvt_key_set() publishes the MR or the
+ * The index finds nothing until softrvt_key_set() publishes the MR or the
  * window.  Process context.
  *
  * Return: 0, -EBUSY when no index is free, or -ENOMEM.
  */
-int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key)
+int softrvt_key_alloc(struct softrvt_dev_info *rdi, u32 *key)
 {
 	u32 index;
 	int ret;
 
 	ret = xa_alloc_cyclic(&rdi->mr_xa, &index, NULL,
-			      XA_LIMIT(1, RVT_MR_INDEX_MAX),
+			      XA_LIMIT(1, SOFTRVT_MR_INDEX_MAX),
 			      &rdi->next_mr_index, GFP_KERNEL);
 	if (ret < 0)
 		return ret;
-	*key = rvt_mr_make_key(index);
+	*key = softrvt_mr_make_key(index);
 	return 0;
 }
 
 /**
- * rvt_key_set - publish what a key of rvt_key_alloc() names
+ * softrvt_key_set - publish what a key of softrvt_key_alloc() names
  * @rdi: the device
  * @key: the key
- * @entry: a struct rvt_mr, or a struct rvt_mw tagged with
- *	   xa_tag_pointer(mw, RVT_KEY_MW)
+ * @entry: a struct softrvt_mr, or a struct softrvt_mw tagged with
+ *	   xa_tag_pointer(mw, SOFTRVT_KEY_MW)
  */
-void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry)
+void softrvt_key_set(struct softrvt_dev_info *rdi, u32 key, void *entry)
 {
 	/* The index is reserved: storing there allocates nothing. */
-	xa_store(&rdi->mr_xa, rvt_key_index(key), entry, GFP_KERNEL);
+	xa_store(&rdi->mr_xa, softrvt_key_index(key), entry, GFP_KERNEL);
 }
 
 /**
- * rvt_key_free - unpublish a key's index and free it
+ * softrvt_key_free - unpublish a key's index and free it
  * @rdi: the device
  * @key: the key
  *
  * Lookups under RCU may still see the entry until a grace period ends.
  */
-void rvt_key_free(struct rvt_dev_info *rdi, u32 key)
+void softrvt_key_free(struct softrvt_dev_info *rdi, u32 key)
 {
-	xa_erase(&rdi->mr_xa, rvt_key_index(key));
+	xa_erase(&rdi->mr_xa, softrvt_key_index(key));
 }
 
 /**
- * rvt_key_find - the entry of mr_xa a key's index names
+ * softrvt_key_find - the entry of mr_xa a key's index names
  * @rdi: the device
  * @key: the key; only its index is looked at
  *
  * The caller holds rcu_read_lock().
  *
- * Return: an MR, a window tagged RVT_KEY_MW, or NULL.
+ * Return: an MR, a window tagged SOFTRVT_KEY_MW, or NULL.
  */
-void *rvt_key_find(struct rvt_dev_info *rdi, u32 key)
+void *softrvt_key_find(struct softrvt_dev_info *rdi, u32 key)
 {
-	return xa_load(&rdi->mr_xa, rvt_key_index(key));
+	return xa_load(&rdi->mr_xa, softrvt_key_index(key));
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_key_find);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_key_find);
 
-static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
+static struct softrvt_mr *softrvt_mr_new(struct softrvt_dev_info *rdi, int access)
 {
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 	int ret;
 
-	if (atomic_inc_return(&rdi->n_mrs) > RVT_MAX_MR) {
+	if (atomic_inc_return(&rdi->n_mrs) > SOFTRVT_MAX_MR) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
@@ -140,7 +140,7 @@ static struct rvt_mr *rvt_mr_new(struct rvt_dev_info *rdi, int access)
 	mr->access = access;
 	mr->valid = true;
 	/* Reserve the index now; the MR is published once complete. */
-	ret = rvt_key_alloc(rdi, &mr->key);
+	ret = softrvt_key_alloc(rdi, &mr->key);
 	if (ret)
 		goto err_free;
 	mr->ibmr.lkey = mr->key;
@@ -154,11 +154,11 @@ err_count:
 	return ERR_PTR(ret);
 }
 
-static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
+static void softrvt_free_mr(struct softrvt_dev_info *rdi, struct softrvt_mr *mr)
 {
 	if (!mr->key_moved)
-		rvt_key_free(rdi, mr->key);
-	rvt_put_mr(mr);
+		softrvt_key_free(rdi, mr->key);
+	softrvt_put_mr(mr);
 	wait_for_completion(&mr->released);
 	kvfree(mr->pages);
 	kfree(mr->fr_pages);
@@ -167,18 +167,18 @@ static void rvt_free_mr(struct rvt_dev_info *rdi, struct rvt_mr *mr)
 }
 
 /**
- * rvt_put_mr - drop a reference taken by rvt_mr_lookup()
+ * softrvt_put_mr - drop a reference taken by softrvt_mr_lookup()
  * @mr: the MR
  */
-void rvt_put_mr(struct rvt_mr *mr)
+void softrvt_put_mr(struct softrvt_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->refcount))
 		complete(&mr->released);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_put_mr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_put_mr);
 
-static bool rvt_mr_allows_locked(const struct rvt_mr *m, struct ib_pd *pd,
-				 u32 key, u64 iova, u64 len, int access)
+static bool softrvt_mr_allows_locked(const struct softrvt_mr *m, struct ib_pd *pd,
+				     u32 key, u64 iova, u64 len, int access)
 {
 	return m->valid && m->key == key && m->ibmr.pd == pd &&
 	       (m->access & access) == access && iova >= m->iova &&
@@ -189,37 +189,37 @@ static bool rvt_mr_allows_locked(const struct rvt_mr *m, struct ib_pd *pd,
  * A fast-registration MR changes under REG_MR and invalidations: its
  * key, state and region are read together, under its lock.
  */
-static bool rvt_mr_allows(struct rvt_mr *m, struct ib_pd *pd, u32 key,
-			  u64 iova, u64 len, int access)
+static bool softrvt_mr_allows(struct softrvt_mr *m, struct ib_pd *pd, u32 key,
+			      u64 iova, u64 len, int access)
 {
 	unsigned long flags;
 	bool ok;
 
 	if (!m->fr_pages)
-		return rvt_mr_allows_locked(m, pd, key, iova, len, access);
+		return softrvt_mr_allows_locked(m, pd, key, iova, len, access);
 	spin_lock_irqsave(&m->lock, flags);
-	ok = rvt_mr_allows_locked(m, pd, key, iova, len, access);
+	ok = softrvt_mr_allows_locked(m, pd, key, iova, len, access);
 	spin_unlock_irqrestore(&m->lock, flags);
 	return ok;
 }
 
 /**
- * rvt_mr_get - the MR whose index a key carries, with a reference
+ * softrvt_mr_get - the MR whose index a key carries, with a reference
  * @rdi: the device
  * @key: the key; only its index is looked at
  *
  * Any context.
  *
- * Return: the MR for rvt_put_mr(), or NULL if the index names none (a
+ * Return: the MR for softrvt_put_mr(), or NULL if the index names none (a
  * memory window's key names none).
  */
-struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
+struct softrvt_mr *softrvt_mr_get(struct softrvt_dev_info *rdi, u32 key)
 {
-	struct rvt_mr *m;
+	struct softrvt_mr *m;
 	void *entry;
 
 	rcu_read_lock();
-	entry = rvt_key_find(rdi, key);
+	entry = softrvt_key_find(rdi, key);
 	m = xa_pointer_tag(entry) ? NULL : entry;
 	if (m && !refcount_inc_not_zero(&m->refcount))
 		m = NULL;
@@ -228,7 +228,7 @@ struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
 }
 
 /**
- * rvt_mr_lookup - find the MR behind a key and check an access through it
+ * softrvt_mr_lookup - find the MR behind a key and check an access through it
  * @pd: the PD the access is made in
  * @key: the lkey or rkey
  * @iova: first byte accessed
@@ -242,11 +242,11 @@ struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key)
  * Return: 0, or -EACCES when the key, PD, rights or bounds do not allow it,
  * or the MR is a fast-registration MR not valid now.
  */
-int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
-		  struct rvt_mr **mr)
+int softrvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
+		      struct softrvt_mr **mr)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(pd->device);
-	struct rvt_mr *m;
+	struct softrvt_dev_info *rdi = ib_to_rvt(pd->device);
+	struct softrvt_mr *m;
 
 	if (key == 0) {
 		/* The local DMA lkey: kernel PDs, local access, any address. */
@@ -256,18 +256,18 @@ int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		return 0;
 	}
 
-	m = rvt_mr_get(rdi, key);
+	m = softrvt_mr_get(rdi, key);
 	if (!m)
 		return -EACCES;
 
-	if (!rvt_mr_allows(m, pd, key, iova, len, access)) {
-		rvt_put_mr(m);
+	if (!softrvt_mr_allows(m, pd, key, iova, len, access)) {
+		softrvt_put_mr(m);
 		return -EACCES;
 	}
 	*mr = m;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_lookup);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_lookup);
 
 /*
  * A fast-registration MR's blocks are kernel memory, mapped already.  The
@@ -276,13 +276,13 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mr_lookup);
  * late DMA would), the block index is still kept to entries of fr_pages
  * that some mapping filled.
  */
-static void *rvt_mr_map_fr(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
+static void *softrvt_mr_map_fr(struct softrvt_mr *mr, u64 iova, u32 len, u32 *avail)
 {
 	u8 shift = READ_ONCE(mr->fr_shift);
 	u64 base = READ_ONCE(mr->iova);
 	u64 mask = BIT_ULL(shift) - 1;
 	u64 off = iova - base + (base & mask);
-	/* Pairs with rvt_set_page(); a registration needs a block. */
+	/* Pairs with softrvt_set_page(); a registration needs a block. */
 	u32 filled = max(smp_load_acquire(&mr->fr_filled), 1U);
 	u64 i = min_t(u64, off >> shift, filled - 1);
 
@@ -291,24 +291,24 @@ static void *rvt_mr_map_fr(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 }
 
 /**
- * rvt_mr_map - map part of a region for the CPU
+ * softrvt_mr_map - map part of a region for the CPU
  * @mr: the MR, or NULL for a kernel virtual address
  * @iova: the first byte; must lie inside @mr
  * @len: bytes wanted
  * @avail: set to how many bytes, at most @len, the mapping covers
  *
  * User MRs are mapped a page at a time with kmap_local_page(), so mappings
- * nest and are undone with rvt_mr_unmap() in reverse order.  Any context.
+ * nest and are undone with softrvt_mr_unmap() in reverse order.  Any context.
  *
  * Return: the kernel address of @iova.
  */
-void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
+void *softrvt_mr_map(struct softrvt_mr *mr, u64 iova, u32 len, u32 *avail)
 {
 	u64 off;
 	u32 in_page;
 
 	if (mr && mr->fr_pages)
-		return rvt_mr_map_fr(mr, iova, len, avail);
+		return softrvt_mr_map_fr(mr, iova, len, avail);
 	if (!mr || !mr->pages) {
 		*avail = len;
 		return (void *)(uintptr_t)iova;
@@ -318,45 +318,45 @@ void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail)
 	*avail = min_t(u32, len, PAGE_SIZE - in_page);
 	return kmap_local_page(mr->pages[off >> PAGE_SHIFT]) + in_page;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_map);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_map);
 
 /**
- * rvt_mr_unmap - undo rvt_mr_map()
- * @mr: as given to rvt_mr_map()
+ * softrvt_mr_unmap - undo softrvt_mr_map()
+ * @mr: as given to softrvt_mr_map()
  * @addr: the address it returned
  */
-void rvt_mr_unmap(struct rvt_mr *mr, void *addr)
+void softrvt_mr_unmap(struct softrvt_mr *mr, void *addr)
 {
 	if (mr && mr->pages)
 		kunmap_local(addr);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_unmap);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_unmap);
 
 /**
- * rvt_get_dma_mr - an MR covering all kernel memory (ib_device_ops.get_dma_mr)
+ * softrvt_get_dma_mr - an MR covering all kernel memory (ib_device_ops.get_dma_mr)
  * @ibpd: the PD
  * @access: IB_ACCESS_* flags
  *
  * Return: the MR or an ERR_PTR().
  */
-struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access)
+struct ib_mr *softrvt_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibpd->device);
-	struct rvt_mr *mr;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_mr *mr;
 
 	if (ibpd->uobject)
 		return ERR_PTR(-EPERM);
-	mr = rvt_mr_new(rdi, access);
+	mr = softrvt_mr_new(rdi, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.pd = ibpd;
 	mr->length = U64_MAX;
-	rvt_key_set(rdi, mr->key, mr);
+	softrvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_get_dma_mr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_get_dma_mr);
 
-static int rvt_mr_collect_pages(struct rvt_mr *mr)
+static int softrvt_mr_collect_pages(struct softrvt_mr *mr)
 {
 	struct sg_page_iter iter;
 	unsigned long n = 0;
@@ -375,7 +375,7 @@ static int rvt_mr_collect_pages(struct rvt_mr *mr)
 }
 
 /**
- * rvt_reg_user_mr - register user memory (ib_device_ops.reg_user_mr)
+ * softrvt_reg_user_mr - register user memory (ib_device_ops.reg_user_mr)
  * @ibpd: the PD
  * @start: user virtual address of the region
  * @length: its length in bytes
@@ -388,12 +388,12 @@ static int rvt_mr_collect_pages(struct rvt_mr *mr)
  *
  * Return: the MR or an ERR_PTR().
  */
-struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			      u64 iova, int access, struct ib_udata *udata)
+struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 iova, int access, struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
 	struct ib_umem *umem;
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 	int ret;
 
 	if (length == 0)
@@ -401,7 +401,7 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = rvt_mr_new(rdi, access);
+	mr = softrvt_mr_new(rdi, access);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
@@ -412,18 +412,18 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	ret = rvt_mr_collect_pages(mr);
+	ret = softrvt_mr_collect_pages(mr);
 	if (ret) {
-		rvt_free_mr(rdi, mr);
+		softrvt_free_mr(rdi, mr);
 		ib_umem_release(umem);
 		return ERR_PTR(ret);
 	}
-	rvt_key_set(rdi, mr->key, mr);
+	softrvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
 
 /**
- * rvt_rereg_user_mr - change a user MR (ib_device_ops.rereg_user_mr)
+ * softrvt_rereg_user_mr - change a user MR (ib_device_ops.rereg_user_mr)
  * @ibmr: the MR
  * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and/or IB_MR_REREG_ACCESS
  * @start: with IB_MR_REREG_TRANS, the new region's user address
@@ -442,16 +442,16 @@ struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * deregister it.  Process context.
  *
  * Return: the new MR, or an ERR_PTR(): -EBUSY while windows are bound to
- * the MR, as rvt_dereg_mr() refuses then too; -EINVAL for an MR without
+ * the MR, as softrvt_dereg_mr() refuses then too; -EINVAL for an MR without
  * user pages; the MR is unchanged on error.
  */
-struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
-				u64 length, u64 iova, int access,
+struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibmr->device);
-	struct rvt_mr *old = ibmr_to_rvtmr(ibmr);
-	struct rvt_mr *new;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibmr->device);
+	struct softrvt_mr *old = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *new;
 	unsigned long irqflags;
 	struct ib_mr *mr;
 	u32 own_key;
@@ -474,7 +474,7 @@ struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (busy)
 		return ERR_PTR(-EBUSY);
 
-	mr = rvt_reg_user_mr(pd, start, length, iova, access, udata);
+	mr = softrvt_reg_user_mr(pd, start, length, iova, access, udata);
 	if (IS_ERR(mr)) {
 		spin_lock_irqsave(&old->lock, irqflags);
 		old->dying = false;
@@ -491,14 +491,14 @@ struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new->key = old->key;
 	new->ibmr.lkey = old->ibmr.lkey;
 	new->ibmr.rkey = old->ibmr.rkey;
-	rvt_key_set(rdi, old->key, new);
-	rvt_key_free(rdi, own_key);
+	softrvt_key_set(rdi, old->key, new);
+	softrvt_key_free(rdi, own_key);
 	old->key_moved = true;
 	return mr;
 }
 
 /**
- * rvt_dereg_mr - deregister an MR (ib_device_ops.dereg_mr)
+ * softrvt_dereg_mr - deregister an MR (ib_device_ops.dereg_mr)
  * @ibmr: the MR
  * @udata: unused
  *
@@ -509,9 +509,9 @@ struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  *
  * Return: 0, or -EBUSY while windows are bound to it.
  */
-int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+int softrvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
 	struct ib_umem *umem = mr->umem;
 	unsigned long flags;
 	bool busy;
@@ -523,14 +523,14 @@ int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	spin_unlock_irqrestore(&mr->lock, flags);
 	if (busy)
 		return -EBUSY;
-	rvt_free_mr(ib_to_rvt(ibmr->device), mr);
+	softrvt_free_mr(ib_to_rvt(ibmr->device), mr);
 	ib_umem_release(umem);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_dereg_mr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_dereg_mr);
 
 /**
- * rvt_alloc_mr - a fast-registration MR (ib_device_ops.alloc_mr)
+ * softrvt_alloc_mr - a fast-registration MR (ib_device_ops.alloc_mr)
  * @ibpd: the PD
  * @mr_type: only IB_MR_TYPE_MEM_REG
  * @max_num_sg: the most blocks map_mr_sg() will be given for it
@@ -540,34 +540,34 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_dereg_mr);
  *
  * Return: the MR, invalid, or an ERR_PTR().
  */
-struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
-			   u32 max_num_sg)
+struct ib_mr *softrvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			       u32 max_num_sg)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibpd->device);
-	struct rvt_mr *mr;
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_mr *mr;
 
 	if (mr_type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
-	    max_num_sg > RVT_MAX_FAST_REG_PAGES)
+	    max_num_sg > SOFTRVT_MAX_FAST_REG_PAGES)
 		return ERR_PTR(-EINVAL);
-	mr = rvt_mr_new(rdi, 0);
+	mr = softrvt_mr_new(rdi, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->fr_pages = kcalloc(max_num_sg, sizeof(*mr->fr_pages), GFP_KERNEL);
 	if (!mr->fr_pages) {
-		rvt_free_mr(rdi, mr);
+		softrvt_free_mr(rdi, mr);
 		return ERR_PTR(-ENOMEM);
 	}
 	mr->fr_max = max_num_sg;
 	mr->valid = false;
 	mr->ibmr.pd = ibpd;
-	rvt_key_set(rdi, mr->key, mr);
+	softrvt_key_set(rdi, mr->key, mr);
 	return &mr->ibmr;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_alloc_mr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_alloc_mr);
 
-static int rvt_set_page(struct ib_mr *ibmr, u64 addr)
+static int softrvt_set_page(struct ib_mr *ibmr, u64 addr)
 {
-	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
 
 	if (mr->fr_mapped == mr->fr_max)
 		return -ENOMEM;
@@ -575,13 +575,13 @@ static int rvt_set_page(struct ib_mr *ibmr, u64 addr)
 	WRITE_ONCE(mr->fr_pages[mr->fr_mapped], addr);
 	mr->fr_mapped++;
 	if (mr->fr_mapped > mr->fr_filled)
-		/* The entry before the count: rvt_mr_map_fr() reads both. */
+		/* The entry before the count: softrvt_mr_map_fr() reads both. */
 		smp_store_release(&mr->fr_filled, mr->fr_mapped);
 	return 0;
 }
 
 /**
- * rvt_map_mr_sg - give a fast-registration MR its blocks (ib_device_ops)
+ * softrvt_map_mr_sg - give a fast-registration MR its blocks (ib_device_ops)
  * @ibmr: the MR, invalid: its consumer does not map one in use
  * @sg: a DMA-mapped scatter list; softrvt's DMA addresses are kernel
  *	addresses
@@ -595,30 +595,30 @@ static int rvt_set_page(struct ib_mr *ibmr, u64 addr)
  * Return: the entries mapped, which stop where a block would be past
  * the max_num_sg of alloc_mr, or a negative errno.
  */
-int rvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		  unsigned int *sg_offset)
+int softrvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		      unsigned int *sg_offset)
 {
-	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
 
 	mr->fr_mapped = 0;
-	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, rvt_set_page);
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, softrvt_set_page);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_map_mr_sg);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_map_mr_sg);
 
 /* The rights a fast registration may grant; optional ones are ignored. */
-#define RVT_FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+#define SOFTRVT_FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND)
 
 /**
- * rvt_mr_fast_reg - execute IB_WR_REG_MR
+ * softrvt_mr_fast_reg - execute IB_WR_REG_MR
  * @qp: the QP whose send engine runs the WQE
  * @mr: the MR of the WQE
  * @key: its new lkey and rkey: only the low byte may differ from the key
  *	it has (the consumer calls ib_update_fast_reg_key())
  * @access: the rights granted
  *
- * Registers the blocks, iova and length the last rvt_map_mr_sg() left in
+ * Registers the blocks, iova and length the last softrvt_map_mr_sg() left in
  * @mr.  Only an invalid MR of the QP's PD can be registered.  Any
  * context; does not allocate.
  *
@@ -628,8 +628,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_map_mr_sg);
  * in @key, rights that are not allowed, or a region its blocks do not
  * cover.
  */
-enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
-				  u32 key, int access)
+enum ib_wc_status softrvt_mr_fast_reg(struct softrvt_qp *qp, struct softrvt_mr *mr,
+				      u32 key, int access)
 {
 	u32 bsize = mr->ibmr.page_size;
 	u64 iova = mr->ibmr.iova;
@@ -643,7 +643,7 @@ enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
 	if (mr->ibmr.pd != qp->ibqp.pd)
 		return IB_WC_LOC_PROT_ERR;
 	access &= ~IB_ACCESS_OPTIONAL;
-	if ((access & ~RVT_FR_ACCESS) ||
+	if ((access & ~SOFTRVT_FR_ACCESS) ||
 	    ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IB_ACCESS_LOCAL_WRITE)))
 		return IB_WC_MW_BIND_ERR;
@@ -653,10 +653,10 @@ enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
 		return IB_WC_MW_BIND_ERR;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->valid && !((key ^ mr->key) >> RVT_KEY_INDEX_SHIFT)) {
+	if (!mr->valid && !((key ^ mr->key) >> SOFTRVT_KEY_INDEX_SHIFT)) {
 		mr->key = key;
 		mr->access = access;
-		/* rvt_mr_map_fr() reads these two without the lock. */
+		/* softrvt_mr_map_fr() reads these two without the lock. */
 		WRITE_ONCE(mr->iova, iova);
 		mr->length = length;
 		WRITE_ONCE(mr->fr_shift, ilog2(bsize));
@@ -666,10 +666,10 @@ enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return status;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_fast_reg);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_fast_reg);
 
 /**
- * rvt_mr_invalidate - make a fast-registration MR invalid
+ * softrvt_mr_invalidate - make a fast-registration MR invalid
  * @pd: the PD of the QP that asks: IB_WR_LOCAL_INV, or the responder of a
  *	SEND with Invalidate
  * @key: the MR's current key, whole
@@ -682,14 +682,14 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_mr_fast_reg);
  * that is not a fast-registration MR, -EBUSY if memory windows are bound
  * to it.
  */
-int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
+int softrvt_mr_invalidate(struct ib_pd *pd, u32 key)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(pd->device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(pd->device);
 	unsigned long flags;
-	struct rvt_mr *m;
+	struct softrvt_mr *m;
 	int ret = 0;
 
-	m = rvt_mr_get(rdi, key);
+	m = softrvt_mr_get(rdi, key);
 	if (!m)
 		return -EACCES;
 	spin_lock_irqsave(&m->lock, flags);
@@ -702,26 +702,26 @@ int rvt_mr_invalidate(struct ib_pd *pd, u32 key)
 	else
 		m->valid = false;
 	spin_unlock_irqrestore(&m->lock, flags);
-	rvt_put_mr(m);
+	softrvt_put_mr(m);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mr_invalidate);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_invalidate);
 
 /**
- * rvt_wqe_is_local_op - whether a send WQE acts on this device only
+ * softrvt_wqe_is_local_op - whether a send WQE acts on this device only
  * @wqe: the WQE
  *
  * Return: true for IB_WR_REG_MR, IB_WR_LOCAL_INV and IB_WR_BIND_MW, which
  * send nothing.
  */
-bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe)
+bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe)
 {
 	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV ||
 	       wqe->opcode == IB_WR_BIND_MW;
 }
 
 /**
- * rvt_local_op - execute IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW
+ * softrvt_local_op - execute IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW
  * @qp: the QP, from its send engine, in send queue order
  * @wqe: the WQE; executed once, even if the requester goes back over it
  *
@@ -730,15 +730,15 @@ bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe)
  * window of the QP's PD, as rdmavt's does, and IB_WC_MW_BIND_ERR for one
  * that cannot be invalidated.
  */
-enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
+enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
 {
 	wqe->local_done = true;
 	if (wqe->opcode == IB_WR_REG_MR)
-		return rvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
+		return softrvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
 				       wqe->reg_access);
 	if (wqe->opcode == IB_WR_BIND_MW)
-		return rvt_mw_bind(qp, wqe);
-	switch (rvt_rkey_invalidate(qp, wqe->rkey)) {
+		return softrvt_mw_bind(qp, wqe);
+	switch (softrvt_rkey_invalidate(qp, wqe->rkey)) {
 	case 0:
 		return IB_WC_SUCCESS;
 	case -EACCES:
@@ -747,4 +747,4 @@ enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
 		return IB_WC_MW_BIND_ERR;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_local_op);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_local_op);

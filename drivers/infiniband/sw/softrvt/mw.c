@@ -4,7 +4,7 @@
  *
  * A window grants a peer remote access to a range of an MR, by an rkey of
  * its own.  Its key comes from the MRs' key space (mr.c) and its entry in
- * mr_xa is tagged RVT_KEY_MW, so that an rkey names an MR or a window,
+ * mr_xa is tagged SOFTRVT_KEY_MW, so that an rkey names an MR or a window,
  * never both, and a window's key is never an lkey.
  *
  * Both types are bound by an IB_WR_BIND_MW that the QP's send engine
@@ -35,23 +35,23 @@
 #include "softrvt.h"
 
 /* The rights a bind may give; LOCAL_WRITE means nothing to a window. */
-#define RVT_MW_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+#define SOFTRVT_MW_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
-#define RVT_MW_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+#define SOFTRVT_MW_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
 			 IB_ACCESS_REMOTE_ATOMIC)
 
 /* The window whose index @key carries; the caller holds RCU. */
-static struct rvt_mw *rvt_mw_find(struct rvt_dev_info *rdi, u32 key)
+static struct softrvt_mw *softrvt_mw_find(struct softrvt_dev_info *rdi, u32 key)
 {
-	void *entry = rvt_key_find(rdi, key);
+	void *entry = softrvt_key_find(rdi, key);
 
-	if (xa_pointer_tag(entry) != RVT_KEY_MW)
+	if (xa_pointer_tag(entry) != SOFTRVT_KEY_MW)
 		return NULL;
 	return xa_untag_pointer(entry);
 }
 
 /**
- * rvt_alloc_mw - allocate a memory window (ib_device_ops.alloc_mw)
+ * softrvt_alloc_mw - allocate a memory window (ib_device_ops.alloc_mw)
  * @ibmw: the window ib_core allocated, with its PD and type (1 or 2)
  * @udata: unused
  *
@@ -59,34 +59,34 @@ static struct rvt_mw *rvt_mw_find(struct rvt_dev_info *rdi, u32 key)
  *
  * Return: 0 or a negative errno.
  */
-int rvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+int softrvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibmw->device);
-	struct rvt_mw *mw = ibmw_to_rvtmw(ibmw);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibmw->device);
+	struct softrvt_mw *mw = ibmw_to_rvtmw(ibmw);
 	int ret;
 
-	if (atomic_inc_return(&rdi->n_mws) > RVT_MAX_MW) {
+	if (atomic_inc_return(&rdi->n_mws) > SOFTRVT_MAX_MW) {
 		ret = -ENOMEM;
 		goto err;
 	}
 	spin_lock_init(&mw->lock);
-	ret = rvt_key_alloc(rdi, &mw->key);
+	ret = softrvt_key_alloc(rdi, &mw->key);
 	if (ret)
 		goto err;
 	ibmw->rkey = mw->key;
-	rvt_key_set(rdi, mw->key, xa_tag_pointer(mw, RVT_KEY_MW));
+	softrvt_key_set(rdi, mw->key, xa_tag_pointer(mw, SOFTRVT_KEY_MW));
 	return 0;
 
 err:
 	atomic_dec(&rdi->n_mws);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_alloc_mw);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_alloc_mw);
 
 /* Release the window's MR.  Under mw->lock. */
-static void rvt_mw_unbind_locked(struct rvt_mw *mw)
+static void softrvt_mw_unbind_locked(struct softrvt_mw *mw)
 {
-	struct rvt_mr *mr = mw->mr;
+	struct softrvt_mr *mr = mw->mr;
 
 	if (!mr)
 		return;
@@ -100,7 +100,7 @@ static void rvt_mw_unbind_locked(struct rvt_mw *mw)
 }
 
 /**
- * rvt_dealloc_mw - free a memory window (ib_device_ops.dealloc_mw)
+ * softrvt_dealloc_mw - free a memory window (ib_device_ops.dealloc_mw)
  * @ibmw: the window, bound or not
  *
  * A bound window releases its MR.  Accesses that passed their check
@@ -109,30 +109,30 @@ static void rvt_mw_unbind_locked(struct rvt_mw *mw)
  *
  * Return: 0.
  */
-int rvt_dealloc_mw(struct ib_mw *ibmw)
+int softrvt_dealloc_mw(struct ib_mw *ibmw)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibmw->device);
-	struct rvt_mw *mw = ibmw_to_rvtmw(ibmw);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibmw->device);
+	struct softrvt_mw *mw = ibmw_to_rvtmw(ibmw);
 	unsigned long flags;
 
-	rvt_key_free(rdi, mw->key);
+	softrvt_key_free(rdi, mw->key);
 	/* No lookup or bind is still inside the window after this. */
 	synchronize_rcu();
 	spin_lock_irqsave(&mw->lock, flags);
-	rvt_mw_unbind_locked(mw);
+	softrvt_mw_unbind_locked(mw);
 	spin_unlock_irqrestore(&mw->lock, flags);
 	atomic_dec(&rdi->n_mws);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_dealloc_mw);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_dealloc_mw);
 
 /*
  * Whether @mr, of @pd and named by @lkey, may have the window [@iova,
  * @iova + @len) with rights @access bound to it (IBA C10-73 to C10-75);
  * it then counts the window.
  */
-static bool rvt_mw_take_mr(struct rvt_mr *mr, struct ib_pd *pd, u32 lkey,
-			   u64 iova, u64 len, int access)
+static bool softrvt_mw_take_mr(struct softrvt_mr *mr, struct ib_pd *pd, u32 lkey,
+			       u64 iova, u64 len, int access)
 {
 	bool ok;
 
@@ -150,11 +150,11 @@ static bool rvt_mw_take_mr(struct rvt_mr *mr, struct ib_pd *pd, u32 lkey,
 }
 
 /* Whether @qp may bind @mw as @wqe asks, MR aside.  Under mw->lock. */
-static bool rvt_mw_may_bind(const struct rvt_qp *qp, const struct rvt_mw *mw,
-			    const struct rvt_swqe *wqe)
+static bool softrvt_mw_may_bind(const struct softrvt_qp *qp, const struct softrvt_mw *mw,
+				const struct softrvt_swqe *wqe)
 {
 	/* Another index or tag: another window. */
-	if ((wqe->rkey ^ mw->key) >> RVT_KEY_INDEX_SHIFT)
+	if ((wqe->rkey ^ mw->key) >> SOFTRVT_KEY_INDEX_SHIFT)
 		return false;
 	if (mw->ibmw.pd != qp->ibqp.pd)
 		return false;
@@ -165,7 +165,7 @@ static bool rvt_mw_may_bind(const struct rvt_qp *qp, const struct rvt_mw *mw,
 }
 
 /**
- * rvt_mw_bind - execute IB_WR_BIND_MW
+ * softrvt_mw_bind - execute IB_WR_BIND_MW
  * @qp: the QP whose send engine runs the WQE
  * @wqe: the WQE: the window's new key in rkey, the MR's lkey in
  *	 bind_lkey, the range at remote_addr of bind_len bytes, the rights
@@ -179,40 +179,40 @@ static bool rvt_mw_may_bind(const struct rvt_qp *qp, const struct rvt_mw *mw,
  * Return: IB_WC_SUCCESS, or IB_WC_MW_BIND_ERR for any of the above, an
  * unknown key or rights a window cannot have (zero-based ones among them).
  */
-enum ib_wc_status rvt_mw_bind(struct rvt_qp *qp, const struct rvt_swqe *wqe)
+enum ib_wc_status softrvt_mw_bind(struct softrvt_qp *qp, const struct softrvt_swqe *wqe)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	int access = wqe->reg_access & ~IB_ACCESS_OPTIONAL;
 	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
-	struct rvt_mr *mr = NULL;
+	struct softrvt_mr *mr = NULL;
 	unsigned long flags;
-	struct rvt_mw *mw;
+	struct softrvt_mw *mw;
 
-	if (access & ~RVT_MW_ACCESS)
+	if (access & ~SOFTRVT_MW_ACCESS)
 		return IB_WC_MW_BIND_ERR;
 	if (wqe->bind_len) {
-		mr = rvt_mr_get(rdi, wqe->bind_lkey);
+		mr = softrvt_mr_get(rdi, wqe->bind_lkey);
 		if (!mr)
 			return IB_WC_MW_BIND_ERR;
 	}
 
 	rcu_read_lock();
-	mw = rvt_mw_find(rdi, wqe->rkey);
+	mw = softrvt_mw_find(rdi, wqe->rkey);
 	if (!mw)
 		goto out;
 	spin_lock_irqsave(&mw->lock, flags);
-	if (!rvt_mw_may_bind(qp, mw, wqe) ||
-	    (mr && !rvt_mw_take_mr(mr, qp->ibqp.pd, wqe->bind_lkey,
+	if (!softrvt_mw_may_bind(qp, mw, wqe) ||
+	    (mr && !softrvt_mw_take_mr(mr, qp->ibqp.pd, wqe->bind_lkey,
 				   wqe->remote_addr, wqe->bind_len, access))) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;
 	}
 	/* A type 1 window bound again leaves its old MR. */
-	rvt_mw_unbind_locked(mw);
+	softrvt_mw_unbind_locked(mw);
 	mw->key = wqe->rkey;
 	if (mr) {
 		mw->mr = mr;
-		mw->access = access & RVT_MW_REMOTE;
+		mw->access = access & SOFTRVT_MW_REMOTE;
 		mw->iova = wqe->remote_addr;
 		mw->length = wqe->bind_len;
 	}
@@ -226,16 +226,16 @@ out:
 	rcu_read_unlock();
 	/* The binding holds the MR through n_mws, not a reference. */
 	if (mr)
-		rvt_put_mr(mr);
+		softrvt_put_mr(mr);
 	return status;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mw_bind);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mw_bind);
 
 /* Whether @mw lets @qp's peer at [@iova, @iova + @len).  Under mw->lock. */
-static bool rvt_mw_allows(const struct rvt_mw *mw, const struct rvt_qp *qp,
-			  u32 rkey, u64 iova, u64 len, int access)
+static bool softrvt_mw_allows(const struct softrvt_mw *mw, const struct softrvt_qp *qp,
+			      u32 rkey, u64 iova, u64 len, int access)
 {
-	return mw->mr && mw->key == rkey && mw->ibmw.pd == rvt_qp_rx_pd(qp) &&
+	return mw->mr && mw->key == rkey && mw->ibmw.pd == softrvt_qp_rx_pd(qp) &&
 	       (mw->ibmw.type == IB_MW_TYPE_1 ||
 		mw->qpn == qp->ibqp.qp_num) &&
 	       (mw->access & access) == access && iova >= mw->iova &&
@@ -243,13 +243,13 @@ static bool rvt_mw_allows(const struct rvt_mw *mw, const struct rvt_qp *qp,
 }
 
 /**
- * rvt_rkey_lookup - find the memory behind an rkey, for a remote access
+ * softrvt_rkey_lookup - find the memory behind an rkey, for a remote access
  * @qp: the responder QP
  * @rkey: an MR's key, or a memory window's
  * @iova: first byte accessed
  * @len: bytes accessed
  * @access: the IB_ACCESS_REMOTE_* right needed
- * @mr: set to the MR with a reference, as rvt_mr_lookup() does
+ * @mr: set to the MR with a reference, as softrvt_mr_lookup() does
  *
  * Through a window, the window's key, PD, QP (type 2), rights and range
  * are checked; the MR's own rights do not matter, the bind checked them.
@@ -258,23 +258,23 @@ static bool rvt_mw_allows(const struct rvt_mw *mw, const struct rvt_qp *qp,
  *
  * Return: 0, or -EACCES.
  */
-int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
-		    int access, struct rvt_mr **mr)
+int softrvt_rkey_lookup(struct softrvt_qp *qp, u32 rkey, u64 iova, u64 len,
+			int access, struct softrvt_mr **mr)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	unsigned long flags;
-	struct rvt_mw *mw;
+	struct softrvt_mw *mw;
 	int ret = -EACCES;
 
 	/* Most rkeys name MRs: look for one first. */
-	if (!rvt_mr_lookup(rvt_qp_rx_pd(qp), rkey, iova, len, access, mr))
+	if (!softrvt_mr_lookup(softrvt_qp_rx_pd(qp), rkey, iova, len, access, mr))
 		return 0;
 
 	rcu_read_lock();
-	mw = rvt_mw_find(rdi, rkey);
+	mw = softrvt_mw_find(rdi, rkey);
 	if (mw) {
 		spin_lock_irqsave(&mw->lock, flags);
-		if (rvt_mw_allows(mw, qp, rkey, iova, len, access)) {
+		if (softrvt_mw_allows(mw, qp, rkey, iova, len, access)) {
 			/* Alive: its bound windows keep it registered. */
 			refcount_inc(&mw->mr->refcount);
 			*mr = mw->mr;
@@ -285,7 +285,7 @@ int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rkey_lookup);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rkey_lookup);
 
 /*
  * Invalidate the window @rkey names, for IB_WR_LOCAL_INV or a SEND with
@@ -293,35 +293,35 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rkey_lookup);
  * the key, the PD or (type 2, bound) the QP is not the window's; -EINVAL
  * for a type 1 window, which only a bind changes (o10-37.2.26).
  */
-static int rvt_mw_invalidate(struct rvt_qp *qp, u32 rkey)
+static int softrvt_mw_invalidate(struct softrvt_qp *qp, u32 rkey)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	unsigned long flags;
-	struct rvt_mw *mw;
+	struct softrvt_mw *mw;
 	int ret = 0;
 
 	rcu_read_lock();
-	mw = rvt_mw_find(rdi, rkey);
+	mw = softrvt_mw_find(rdi, rkey);
 	if (!mw) {
 		rcu_read_unlock();
 		return -ENOENT;
 	}
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->key != rkey || mw->ibmw.pd != rvt_qp_rx_pd(qp))
+	if (mw->key != rkey || mw->ibmw.pd != softrvt_qp_rx_pd(qp))
 		ret = -EACCES;
 	else if (mw->ibmw.type == IB_MW_TYPE_1)
 		ret = -EINVAL;
 	else if (mw->mr && mw->qpn != qp->ibqp.qp_num)
 		ret = -EACCES;
 	else
-		rvt_mw_unbind_locked(mw);
+		softrvt_mw_unbind_locked(mw);
 	spin_unlock_irqrestore(&mw->lock, flags);
 	rcu_read_unlock();
 	return ret;
 }
 
 /**
- * rvt_rkey_invalidate - invalidate a type 2 window or a fast-reg MR
+ * softrvt_rkey_invalidate - invalidate a type 2 window or a fast-reg MR
  * @qp: the QP of the IB_WR_LOCAL_INV, or the responder of a SEND with
  *	Invalidate
  * @rkey: the key, whole
@@ -333,49 +333,49 @@ static int rvt_mw_invalidate(struct rvt_qp *qp, u32 rkey)
  * for an MR or window that cannot be invalidated; -EBUSY for an MR with
  * windows bound to it.
  */
-int rvt_rkey_invalidate(struct rvt_qp *qp, u32 rkey)
+int softrvt_rkey_invalidate(struct softrvt_qp *qp, u32 rkey)
 {
-	int ret = rvt_mw_invalidate(qp, rkey);
+	int ret = softrvt_mw_invalidate(qp, rkey);
 
 	if (ret != -ENOENT)
 		return ret;
-	return rvt_mr_invalidate(rvt_qp_rx_pd(qp), rkey);
+	return softrvt_mr_invalidate(softrvt_qp_rx_pd(qp), rkey);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rkey_invalidate);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rkey_invalidate);
 
 /**
- * rvt_mw_unbind_qp - invalidate the type 2 windows bound to a QP going away
+ * softrvt_mw_unbind_qp - invalidate the type 2 windows bound to a QP going away
  * @qp: the QP, unpublished, its engine stopped
  *
  * Their MRs may then be deregistered; the windows may be bound again by
  * another QP.  Process context.
  */
-void rvt_mw_unbind_qp(struct rvt_qp *qp)
+void softrvt_mw_unbind_qp(struct softrvt_qp *qp)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	unsigned long index, flags;
 	void *entry;
 
 	/* Only this QP's engine binds to it, and it has stopped. */
 	if (!qp->s_mw_bound)
 		return;
-	/* Keeps each window found alive, as in rvt_rkey_lookup(). */
+	/* Keeps each window found alive, as in softrvt_rkey_lookup(). */
 	rcu_read_lock();
 	xa_for_each(&rdi->mr_xa, index, entry) {
-		struct rvt_mw *mw;
+		struct softrvt_mw *mw;
 
-		if (xa_pointer_tag(entry) != RVT_KEY_MW)
+		if (xa_pointer_tag(entry) != SOFTRVT_KEY_MW)
 			continue;
 		mw = xa_untag_pointer(entry);
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->ibmw.type == IB_MW_TYPE_2 &&
 		    mw->ibmw.pd == qp->ibqp.pd && mw->qpn == qp->ibqp.qp_num)
-			rvt_mw_unbind_locked(mw);
+			softrvt_mw_unbind_locked(mw);
 		spin_unlock_irqrestore(&mw->lock, flags);
 	}
 	rcu_read_unlock();
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_mw_unbind_qp);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_mw_unbind_qp);
 
 /*
  * SOFTRVT_METHOD_QP_POST_MW_WR: post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
@@ -387,7 +387,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_MW_WR)(struct uverbs_attr_bundl
 	struct ib_qp *ibqp =
 		uverbs_attr_get_obj(attrs, SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE);
 	struct softrvt_mw_wr uwr;
-	struct rvt_bind_wr bwr = {};
+	struct softrvt_bind_wr bwr = {};
 	int ret;
 
 	if (IS_ERR(ibqp))
@@ -415,7 +415,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_MW_WR)(struct uverbs_attr_bundl
 	default:
 		return -EINVAL;
 	}
-	return rvt_post_local_wr(ibqp, &bwr.wr);
+	return softrvt_post_local_wr(ibqp, &bwr.wr);
 }
 
 DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_MW_WR,
@@ -427,13 +427,13 @@ DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_MW_WR,
 					       UVERBS_ATTR_TYPE(struct softrvt_mw_wr),
 					       UA_MANDATORY));
 
-ADD_UVERBS_METHODS(softrvt_qp, UVERBS_OBJECT_QP,
+ADD_UVERBS_METHODS(softrvt_qp_mw, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_POST_MW_WR));
 
 /* The driver's own uverbs methods, in ib_device.driver_def. */
-const struct uapi_definition rvt_uapi_defs[] = {
-	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp),
-	UAPI_DEF_CHAIN(rvt_xrc_uapi_defs),
-	UAPI_DEF_CHAIN(rvt_placement_uapi_defs),
+const struct uapi_definition softrvt_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_mw),
+	UAPI_DEF_CHAIN(softrvt_xrc_uapi_defs),
+	UAPI_DEF_CHAIN(softrvt_placement_uapi_defs),
 	{},
 };

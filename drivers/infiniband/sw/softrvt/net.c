@@ -16,7 +16,7 @@
  * process context, where copying into user memory is not under any lock.
  * One kind of packet has its ICRC checked by the engine instead, first
  * thing: one softrvt sends from this CPU to a peer on a veth, which comes
- * up here in the sender's context, marked (rvt_rx_sent_here()).  Checked here,
+ * up here in the sender's context, marked (softrvt_rx_sent_here()).  Checked here,
  * the sending CPU would hash every byte twice; the receiving QP's engine
  * runs on another CPU whenever one is free.
  */
@@ -39,20 +39,20 @@
 #include "trace.h"
 
 /* The sockets of one network namespace and the devices living there. */
-struct rvt_net {
-	struct list_head list;		/* on rvt_nets */
+struct softrvt_net {
+	struct list_head list;		/* on softrvt_nets */
 	struct net *net;		/* NULL once the namespace is gone */
-	int users;			/* devices; under rvt_nets_lock */
+	int users;			/* devices; under softrvt_nets_lock */
 	struct socket *sock4;
 	struct socket *sock6;
-	struct list_head devs;		/* RCU list of rvt_dev_info.net_node */
+	struct list_head devs;		/* RCU list of softrvt_dev_info.net_node */
 };
 
-static LIST_HEAD(rvt_nets);
-static DEFINE_MUTEX(rvt_nets_lock);
+static LIST_HEAD(softrvt_nets);
+static DEFINE_MUTEX(softrvt_nets_lock);
 
-/* How many of softrvt's transmits this CPU is inside: rvt_tx_begin(). */
-static DEFINE_PER_CPU(unsigned int, rvt_tx_depth);
+/* How many of softrvt's transmits this CPU is inside: softrvt_tx_begin(). */
+static DEFINE_PER_CPU(unsigned int, softrvt_tx_depth);
 
 /*
  * softrvt's mark on the packets it sends, in skb->inner_protocol: the
@@ -62,25 +62,25 @@ static DEFINE_PER_CPU(unsigned int, rvt_tx_depth);
  * own EtherType: no tunnel sets it.  A packet that carries it wrongly is
  * only checked later, by its QP's engine.
  */
-#define RVT_TX_MARK	htons(ETH_P_IBOE)
+#define SOFTRVT_TX_MARK	htons(ETH_P_IBOE)
 
 /**
- * rvt_pkt_of - the parsed headers of a received packet
+ * softrvt_pkt_of - the parsed headers of a received packet
  * @skb: a packet queued by the receive path
  *
- * Return: what rvt_parse_bth() found; skb->data is at the BTH.
+ * Return: what softrvt_parse_bth() found; skb->data is at the BTH.
  */
-struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb)
+struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb)
 {
-	BUILD_BUG_ON(sizeof(struct rvt_pkt) > sizeof(skb->cb));
-	return (struct rvt_pkt *)skb->cb;
+	BUILD_BUG_ON(sizeof(struct softrvt_pkt) > sizeof(skb->cb));
+	return (struct softrvt_pkt *)skb->cb;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_pkt_of);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_pkt_of);
 
-static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
-					     struct net_device *ndev)
+static struct softrvt_dev_info *softrvt_net_find_dev(struct softrvt_net *rnet,
+						     struct net_device *ndev)
 {
-	struct rvt_dev_info *rdi;
+	struct softrvt_dev_info *rdi;
 
 	list_for_each_entry_rcu(rdi, &rnet->devs, net_node)
 		if (rdi->ndev == ndev && ib_device_try_get(&rdi->ibdev))
@@ -92,17 +92,17 @@ static struct rvt_dev_info *rvt_net_find_dev(struct rvt_net *rnet,
  * An XRC INI QP takes only answers and a TGT QP only requests: each is
  * one half of an RC QP.
  */
-static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
+static bool softrvt_transport_ok(const struct softrvt_qp *qp, u8 opcode)
 {
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		return (opcode & 0xe0) == IB_OPCODE_RC;
 	case IB_QPT_XRC_INI:
-		return (opcode & 0xe0) == RVT_OPCODE_XRC &&
-		       rvt_opcode_is_response(opcode);
+		return (opcode & 0xe0) == SOFTRVT_OPCODE_XRC &&
+		       softrvt_opcode_is_response(opcode);
 	case IB_QPT_XRC_TGT:
-		return (opcode & 0xe0) == RVT_OPCODE_XRC &&
-		       !rvt_opcode_is_response(opcode);
+		return (opcode & 0xe0) == SOFTRVT_OPCODE_XRC &&
+		       !softrvt_opcode_is_response(opcode);
 	case IB_QPT_UC:
 		return (opcode & 0xe0) == IB_OPCODE_UC;
 	default:
@@ -111,96 +111,96 @@ static bool rvt_transport_ok(const struct rvt_qp *qp, u8 opcode)
 }
 
 /* From here skb->data is the BTH and skb->len ends before the ICRC. */
-static int rvt_rx_trim(struct sk_buff *skb, struct udphdr *udph, u32 ulen)
+static int softrvt_rx_trim(struct sk_buff *skb, struct udphdr *udph, u32 ulen)
 {
 	skb_pull(skb, (u8 *)(udph + 1) - skb->data);
-	return pskb_trim(skb, ulen - sizeof(*udph) - RVT_ICRC_BYTES);
+	return pskb_trim(skb, ulen - sizeof(*udph) - SOFTRVT_ICRC_BYTES);
 }
 
 /*
  * A NIC may hand a packet over in pages: its headers, up to the last
  * extended header of its opcode, are pulled into the linear part, the
- * payload is left where it is (rvt_icrc_skb_ok(), rvt_copy_skb_to_sge()).
- * One too short for its headers is left for rvt_parse_bth() to drop.
+ * payload is left where it is (softrvt_icrc_skb_ok(), softrvt_copy_skb_to_sge()).
+ * One too short for its headers is left for softrvt_parse_bth() to drop.
  */
-static bool rvt_rx_pull_hdrs(struct sk_buff *skb)
+static bool softrvt_rx_pull_hdrs(struct sk_buff *skb)
 {
 	int bth_off = skb_transport_offset(skb) + sizeof(struct udphdr);
-	const struct rvt_bth *bth;
+	const struct softrvt_bth *bth;
 	u16 mask;
 
 	if (bth_off < (int)sizeof(struct udphdr) ||
 	    !pskb_may_pull(skb, bth_off + sizeof(*bth)))
 		return false;
-	bth = (const struct rvt_bth *)(skb->data + bth_off);
-	if (rvt_opcode_info(bth->opcode, &mask))
+	bth = (const struct softrvt_bth *)(skb->data + bth_off);
+	if (softrvt_opcode_info(bth->opcode, &mask))
 		return true;
 	return pskb_may_pull(skb, min_t(u32, skb->len,
-					bth_off + rvt_hdr_len(mask)));
+					bth_off + softrvt_hdr_len(mask)));
 }
 
 /**
- * rvt_tx_begin - softrvt hands a packet to IP on this CPU
- * @skb: the packet, marked as softrvt's for rvt_rx_sent_here()
+ * softrvt_tx_begin - softrvt hands a packet to IP on this CPU
+ * @skb: the packet, marked as softrvt's for softrvt_rx_sent_here()
  *
- * Called with migration disabled, until the matching rvt_tx_end(); an
+ * Called with migration disabled, until the matching softrvt_tx_end(); an
  * engine that preempts another here nests.
  */
-void rvt_tx_begin(struct sk_buff *skb)
+void softrvt_tx_begin(struct sk_buff *skb)
 {
-	skb_set_inner_protocol(skb, RVT_TX_MARK);
-	this_cpu_inc(rvt_tx_depth);
+	skb_set_inner_protocol(skb, SOFTRVT_TX_MARK);
+	this_cpu_inc(softrvt_tx_depth);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_tx_begin);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_tx_begin);
 
 /**
- * rvt_tx_end - IP has returned the packet of rvt_tx_begin()
+ * softrvt_tx_end - IP has returned the packet of softrvt_tx_begin()
  */
-void rvt_tx_end(void)
+void softrvt_tx_end(void)
 {
-	this_cpu_dec(rvt_tx_depth);
+	this_cpu_dec(softrvt_tx_depth);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_tx_end);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_tx_end);
 
 /**
- * rvt_rx_sent_here - whether a received packet came up in its sender's context
+ * softrvt_rx_sent_here - whether a received packet came up in its sender's context
  * @skb: a packet in the receive path
  *
  * A veth hands a packet to its peer's receive softirq on the CPU that
  * sends it, before its transmit returns.  A packet softrvt sent
- * (rvt_tx_begin()'s mark, which segments and copies of it keep too)
+ * (softrvt_tx_begin()'s mark, which segments and copies of it keep too)
  * received while this CPU is inside such a transmit has its ICRC checked
  * by its QP's engine rather than here, where the sending CPU would hash
  * every byte twice.  The mark is kept by the packet itself, not guessed
  * from its address, which a freed and reallocated skb shares.  A wrong
  * answer costs only where the check runs: the engine checks what this
- * one did not (rvt_rx_icrc_ok()).
+ * one did not (softrvt_rx_icrc_ok()).
  *
  * Return: true to leave the ICRC to the engine.
  */
-bool rvt_rx_sent_here(const struct sk_buff *skb)
+bool softrvt_rx_sent_here(const struct sk_buff *skb)
 {
-	return !skb->encapsulation && skb->inner_protocol == RVT_TX_MARK &&
-	       this_cpu_read(rvt_tx_depth);
+	return !skb->encapsulation && skb->inner_protocol == SOFTRVT_TX_MARK &&
+	       this_cpu_read(softrvt_tx_depth);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_sent_here);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_sent_here);
 
 /*
  * Check a packet as far as it can be checked without its QP's state and
  * queue it there.  Takes ownership of @skb.
  */
-static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
+static void softrvt_rcv(struct softrvt_dev_info *rdi, struct sk_buff *skb)
 {
-	struct rvt_pkt *pkt = rvt_pkt_of(skb);
-	enum rvt_counter drop = RVT_CNT_DROP_BAD_HDR;
-	const struct rvt_pkt *parsed = NULL;
+	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
+	enum softrvt_counter drop = SOFTRVT_CNT_DROP_BAD_HDR;
+	const struct softrvt_pkt *parsed = NULL;
 	bool ipv6 = skb->protocol == htons(ETH_P_IPV6);
 	struct udphdr *udph;
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 	u32 ulen, l3len;
 	u8 *l3;
 
-	if (!rvt_rx_pull_hdrs(skb))
+	if (!softrvt_rx_pull_hdrs(skb))
 		goto drop;
 	l3 = skb_network_header(skb);
 	udph = udp_hdr(skb);
@@ -212,113 +212,113 @@ static void rvt_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb)
 		goto drop;
 	if (ipv6 && (u8 *)udph - l3 != sizeof(struct ipv6hdr))
 		goto drop;
-	if (rvt_parse_bth(udph + 1, ulen - sizeof(*udph), pkt))
+	if (softrvt_parse_bth(udph + 1, ulen - sizeof(*udph), pkt))
 		goto drop;
 	parsed = pkt;
 
-	l3len = (u8 *)udph - l3 + ulen - RVT_ICRC_BYTES;
-	pkt->icrc_ok = !rvt_rx_sent_here(skb) || pkt->qpn == RVT_MCAST_QPN;
-	if (!pkt->icrc_ok && !rvt_icrc_carried(skb, l3len, &pkt->icrc))
+	l3len = (u8 *)udph - l3 + ulen - SOFTRVT_ICRC_BYTES;
+	pkt->icrc_ok = !softrvt_rx_sent_here(skb) || pkt->qpn == SOFTRVT_MCAST_QPN;
+	if (!pkt->icrc_ok && !softrvt_icrc_carried(skb, l3len, &pkt->icrc))
 		goto drop;
-	if (pkt->icrc_ok && !rvt_icrc_skb_ok(skb, ipv6, l3len)) {
-		drop = RVT_CNT_DROP_BAD_ICRC;
+	if (pkt->icrc_ok && !softrvt_icrc_skb_ok(skb, ipv6, l3len)) {
+		drop = SOFTRVT_CNT_DROP_BAD_ICRC;
 		goto drop;
 	}
-	if (!rvt_pkey_ok(pkt->pkey)) {
-		drop = RVT_CNT_DROP_BAD_PKEY;
+	if (!softrvt_pkey_ok(pkt->pkey)) {
+		drop = SOFTRVT_CNT_DROP_BAD_PKEY;
 		goto drop;
 	}
 	pkt->ipv6 = ipv6;
 
 	/* UD only: no connection ever has the multicast QPN (IBA 10.5.2.2). */
-	if (pkt->qpn == RVT_MCAST_QPN) {
+	if (pkt->qpn == SOFTRVT_MCAST_QPN) {
 		if ((pkt->opcode & 0xe0) != IB_OPCODE_UD ||
 		    !(ipv6 ? ipv6_addr_is_multicast(&ipv6_hdr(skb)->daddr) :
 			     ipv4_is_multicast(ip_hdr(skb)->daddr))) {
-			drop = RVT_CNT_DROP_BAD_TRANSPORT;
+			drop = SOFTRVT_CNT_DROP_BAD_TRANSPORT;
 			goto drop;
 		}
-		if (rvt_rx_trim(skb, udph, ulen))
+		if (softrvt_rx_trim(skb, udph, ulen))
 			goto drop;
-		rvt_mcast_rcv(rdi, skb);
+		softrvt_mcast_rcv(rdi, skb);
 		return;
 	}
 
-	qp = rvt_lookup_qpn(rdi, pkt->qpn);
+	qp = softrvt_lookup_qpn(rdi, pkt->qpn);
 	if (!qp) {
-		drop = RVT_CNT_DROP_NO_QP;
+		drop = SOFTRVT_CNT_DROP_NO_QP;
 		goto drop;
 	}
-	if (!rvt_transport_ok(qp, pkt->opcode)) {
-		rvt_put_qp(qp);
-		drop = RVT_CNT_DROP_BAD_TRANSPORT;
+	if (!softrvt_transport_ok(qp, pkt->opcode)) {
+		softrvt_put_qp(qp);
+		drop = SOFTRVT_CNT_DROP_BAD_TRANSPORT;
 		goto drop;
 	}
 
-	if (rvt_rx_trim(skb, udph, ulen)) {
-		rvt_put_qp(qp);
+	if (softrvt_rx_trim(skb, udph, ulen)) {
+		softrvt_put_qp(qp);
 		goto drop;
 	}
-	rvt_qp_count_pkt(qp, false, pkt->payload_len);
+	softrvt_qp_count_pkt(qp, false, pkt->payload_len);
 	if (skb_is_nonlinear(skb))
-		rvt_qp_count(qp, RVT_CNT_RX_PAGED, 1);
+		softrvt_qp_count(qp, SOFTRVT_CNT_RX_PAGED, 1);
 	trace_softrvt_rx(rdi, pkt->qpn, pkt);
 
-	rvt_rx_queue(rdi, qp, skb);
-	rvt_put_qp(qp);
+	softrvt_rx_queue(rdi, qp, skb);
+	softrvt_put_qp(qp);
 	return;
 drop:
-	rvt_drop(rdi, drop, parsed);
+	softrvt_drop(rdi, drop, parsed);
 	kfree_skb(skb);
 }
 
 /**
- * rvt_rx_queue - queue a received packet for its QP's engine
+ * softrvt_rx_queue - queue a received packet for its QP's engine
  * @rdi: the device
  * @qp: the QP, referenced by the caller
  * @skb: the packet; consumed
  *
- * A QP holds at most RVT_RX_QUEUE_MAX packets, the device at most
- * RVT_RX_DEV_MAX_BYTES of them (skb truesize) across all its QPs; a
+ * A QP holds at most SOFTRVT_RX_QUEUE_MAX packets, the device at most
+ * SOFTRVT_RX_DEV_MAX_BYTES of them (skb truesize) across all its QPs; a
  * packet over either cap is dropped and counted.  The charge is taken
  * under the queue's lock, so no dequeuer can see the packet before it is
- * charged; rvt_rx_dequeue() and rvt_rx_purge() give it back.  Any
+ * charged; softrvt_rx_dequeue() and softrvt_rx_purge() give it back.  Any
  * context.
  *
  * Return: true if the packet was queued and the engine scheduled.
  */
-bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
-		  struct sk_buff *skb)
+bool softrvt_rx_queue(struct softrvt_dev_info *rdi, struct softrvt_qp *qp,
+		      struct sk_buff *skb)
 {
-	enum rvt_counter drop = RVT_CNT_DROP_QUEUE_FULL;
+	enum softrvt_counter drop = SOFTRVT_CNT_DROP_QUEUE_FULL;
 	unsigned long flags;
 	bool queued = false;
 
 	spin_lock_irqsave(&qp->r_pkts.lock, flags);
-	if (skb_queue_len(&qp->r_pkts) < RVT_RX_QUEUE_MAX) {
+	if (skb_queue_len(&qp->r_pkts) < SOFTRVT_RX_QUEUE_MAX) {
 		if (atomic_long_add_return(skb->truesize, &rdi->rx_queued) <=
-		    RVT_RX_DEV_MAX_BYTES) {
+		    SOFTRVT_RX_DEV_MAX_BYTES) {
 			__skb_queue_tail(&qp->r_pkts, skb);
 			queued = true;
 		} else {
 			atomic_long_sub(skb->truesize, &rdi->rx_queued);
-			drop = RVT_CNT_DROP_DEV_QUEUE_FULL;
+			drop = SOFTRVT_CNT_DROP_DEV_QUEUE_FULL;
 		}
 	}
 	spin_unlock_irqrestore(&qp->r_pkts.lock, flags);
 	if (!queued) {
-		rvt_qp_drop(qp, drop, rvt_pkt_of(skb));
+		softrvt_qp_drop(qp, drop, softrvt_pkt_of(skb));
 		kfree_skb(skb);
 		return false;
 	}
-	rvt_schedule_send(qp);
+	softrvt_schedule_send(qp);
 	return true;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_queue);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_queue);
 
 /**
- * rvt_rx_icrc_ok - check the ICRC of a packet queued for a QP, once
- * @skb: from rvt_rx_dequeue()
+ * softrvt_rx_icrc_ok - check the ICRC of a packet queued for a QP, once
+ * @skb: from softrvt_rx_dequeue()
  *
  * The receive path checked most packets' ICRC already; one that came up
  * in its sender's context on this host is checked here, by the QP's
@@ -326,30 +326,30 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rx_queue);
  *
  * Return: whether the ICRC the packet carried is the one of its bytes.
  */
-bool rvt_rx_icrc_ok(struct sk_buff *skb)
+bool softrvt_rx_icrc_ok(struct sk_buff *skb)
 {
-	struct rvt_pkt *pkt = rvt_pkt_of(skb);
+	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
 	/* From the IP header to the end of the pad, where skb->len ends. */
 	u32 len = skb->len + (skb->data - skb_network_header(skb));
 	u32 icrc;
 
 	if (!pkt->icrc_ok)
-		pkt->icrc_ok = rvt_icrc_skb(skb, pkt->ipv6, len, &icrc) &&
+		pkt->icrc_ok = softrvt_icrc_skb(skb, pkt->ipv6, len, &icrc) &&
 			       icrc == pkt->icrc;
 	return pkt->icrc_ok;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_icrc_ok);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_icrc_ok);
 
 /**
- * rvt_rx_dequeue - take the oldest packet queued on a QP
+ * softrvt_rx_dequeue - take the oldest packet queued on a QP
  * @qp: the QP
  *
  * Nothing touches a packet while it is queued, so its truesize is still
- * what rvt_rx_queue() charged.  Any context.
+ * what softrvt_rx_queue() charged.  Any context.
  *
  * Return: the packet, now the caller's, or NULL.
  */
-struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp)
+struct sk_buff *softrvt_rx_dequeue(struct softrvt_qp *qp)
 {
 	struct sk_buff *skb = skb_dequeue(&qp->r_pkts);
 
@@ -358,37 +358,37 @@ struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp)
 				&ib_to_rvt(qp->ibqp.device)->rx_queued);
 	return skb;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_dequeue);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_dequeue);
 
 /**
- * rvt_rx_unget - put back the packet rvt_rx_dequeue() just returned
+ * softrvt_rx_unget - put back the packet softrvt_rx_dequeue() just returned
  * @qp: the QP
  * @skb: the packet, which its engine cannot handle yet
  *
  * Only the engine dequeues, so the packet is first again, as it was.  It
  * is charged to the device again, even past the cap: it was queued.
  */
-void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb)
+void softrvt_rx_unget(struct softrvt_qp *qp, struct sk_buff *skb)
 {
 	atomic_long_add(skb->truesize, &ib_to_rvt(qp->ibqp.device)->rx_queued);
 	skb_queue_head(&qp->r_pkts, skb);
 }
 
 /**
- * rvt_rx_purge - drop every packet queued on a QP
+ * softrvt_rx_purge - drop every packet queued on a QP
  * @qp: the QP, for RESET and teardown
  */
-void rvt_rx_purge(struct rvt_qp *qp)
+void softrvt_rx_purge(struct softrvt_qp *qp)
 {
 	struct sk_buff *skb;
 
-	while ((skb = rvt_rx_dequeue(qp)))
+	while ((skb = softrvt_rx_dequeue(qp)))
 		kfree_skb(skb);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rx_purge);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_purge);
 
 /**
- * rvt_rx_hold - hold or release the handling of a device's received packets
+ * softrvt_rx_hold - hold or release the handling of a device's received packets
  * @rdi: the device
  * @hold: true to hold, false to release
  *
@@ -400,10 +400,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rx_purge);
  * QP that has packets queued: each returned without rescheduling itself
  * while held.  Process context.
  */
-void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold)
+void softrvt_rx_hold(struct softrvt_dev_info *rdi, bool hold)
 {
 	unsigned long index = 0;
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 
 	WRITE_ONCE(rdi->rx_hold, hold);
 	if (hold)
@@ -413,15 +413,15 @@ void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold)
 	 * queued after the check below schedules its engine itself.
 	 */
 	smp_mb();
-	while ((qp = rvt_qp_next(rdi, &index))) {
+	while ((qp = softrvt_qp_next(rdi, &index))) {
 		if (!skb_queue_empty_lockless(&qp->r_pkts))
-			rvt_schedule_send(qp);
-		rvt_put_qp(qp);
+			softrvt_schedule_send(qp);
+		softrvt_put_qp(qp);
 	}
 }
 
 /**
- * rvt_pkt_on_path - whether a received packet comes from a connection's peer
+ * softrvt_pkt_on_path - whether a received packet comes from a connection's peer
  * @skb: a packet queued by the receive path
  * @av: the connection's path: the packet must come from av->dgid to
  *	av->sgid, in the same IP version
@@ -432,11 +432,11 @@ void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold)
  *
  * Return: true if both addresses match.
  */
-bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av)
+bool softrvt_pkt_on_path(struct sk_buff *skb, const struct softrvt_av *av)
 {
 	bool v4 = ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 
-	if (rvt_pkt_of(skb)->ipv6) {
+	if (softrvt_pkt_of(skb)->ipv6) {
 		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
 
 		return !v4 &&
@@ -448,36 +448,36 @@ bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av)
 	       !memcmp(&ip_hdr(skb)->daddr, av->sgid.raw + 12, 4);
 }
 
-static int rvt_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
+static int softrvt_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
-	struct rvt_net *rnet;
-	struct rvt_dev_info *rdi = NULL;
+	struct softrvt_net *rnet;
+	struct softrvt_dev_info *rdi = NULL;
 
 	rcu_read_lock();
 	rnet = rcu_dereference_sk_user_data(sk);
 	if (rnet)
-		rdi = rvt_net_find_dev(rnet, skb->dev);
+		rdi = softrvt_net_find_dev(rnet, skb->dev);
 	rcu_read_unlock();
 	if (!rdi) {
 		kfree_skb(skb);
 		return 0;
 	}
-	rvt_rcv(rdi, skb);
+	softrvt_rcv(rdi, skb);
 	ib_device_put(&rdi->ibdev);
 	return 0;
 }
 
-static struct socket *rvt_udp_open(struct rvt_net *rnet, bool ipv6)
+static struct socket *softrvt_udp_open(struct softrvt_net *rnet, bool ipv6)
 {
 	struct udp_tunnel_sock_cfg tnl = {
 		.sk_user_data = rnet,
 		.encap_type = 1,
-		.encap_rcv = rvt_udp_encap_recv,
+		.encap_rcv = softrvt_udp_encap_recv,
 	};
 	struct udp_port_cfg cfg = {
 		.family = ipv6 ? AF_INET6 : AF_INET,
 		.ipv6_v6only = ipv6,
-		.local_udp_port = htons(RVT_ROCE_V2_UDP_DPORT),
+		.local_udp_port = htons(SOFTRVT_ROCE_V2_UDP_DPORT),
 	};
 	struct socket *sock;
 	int ret;
@@ -485,7 +485,7 @@ static struct socket *rvt_udp_open(struct rvt_net *rnet, bool ipv6)
 	ret = udp_sock_create(rnet->net, &cfg, &sock);
 	if (ret) {
 		pr_warn_ratelimited("softrvt: UDP port %u (%s) is taken in this network namespace (%d): no RoCEv2 reception\n",
-				    RVT_ROCE_V2_UDP_DPORT,
+				    SOFTRVT_ROCE_V2_UDP_DPORT,
 				    ipv6 ? "IPv6" : "IPv4", ret);
 		return NULL;
 	}
@@ -493,7 +493,7 @@ static struct socket *rvt_udp_open(struct rvt_net *rnet, bool ipv6)
 	return sock;
 }
 
-static void rvt_udp_close(struct rvt_net *rnet)
+static void softrvt_udp_close(struct softrvt_net *rnet)
 {
 	if (rnet->sock4)
 		udp_tunnel_sock_release(softrvt_tunnel_sk(rnet->sock4));
@@ -504,7 +504,7 @@ static void rvt_udp_close(struct rvt_net *rnet)
 }
 
 /**
- * rvt_net_attach - give a new device its namespace's sockets
+ * softrvt_net_attach - give a new device its namespace's sockets
  * @rdi: the device, not registered yet
  *
  * Opens the sockets of the netdev's namespace if it is the first device
@@ -512,55 +512,55 @@ static void rvt_udp_close(struct rvt_net *rnet)
  *
  * Return: 0 or -ENOMEM.
  */
-int rvt_net_attach(struct rvt_dev_info *rdi)
+int softrvt_net_attach(struct softrvt_dev_info *rdi)
 {
 	struct net *net = dev_net(rdi->ndev);
-	struct rvt_net *rnet;
+	struct softrvt_net *rnet;
 
-	mutex_lock(&rvt_nets_lock);
-	list_for_each_entry(rnet, &rvt_nets, list)
+	mutex_lock(&softrvt_nets_lock);
+	list_for_each_entry(rnet, &softrvt_nets, list)
 		if (rnet->net == net)
 			goto found;
 	rnet = kzalloc_obj(*rnet, GFP_KERNEL);
 	if (!rnet) {
-		mutex_unlock(&rvt_nets_lock);
+		mutex_unlock(&softrvt_nets_lock);
 		return -ENOMEM;
 	}
 	rnet->net = net;
 	INIT_LIST_HEAD(&rnet->devs);
-	list_add(&rnet->list, &rvt_nets);
+	list_add(&rnet->list, &softrvt_nets);
 found:
 	if (!rnet->users++) {
-		rnet->sock4 = rvt_udp_open(rnet, false);
-		rnet->sock6 = rvt_udp_open(rnet, true);
+		rnet->sock4 = softrvt_udp_open(rnet, false);
+		rnet->sock6 = softrvt_udp_open(rnet, true);
 	}
 	list_add_tail_rcu(&rdi->net_node, &rnet->devs);
 	rdi->rnet = rnet;
-	mutex_unlock(&rvt_nets_lock);
+	mutex_unlock(&softrvt_nets_lock);
 	return 0;
 }
 
 /**
- * rvt_net_detach - a device is going: stop giving it packets
+ * softrvt_net_detach - a device is going: stop giving it packets
  * @rdi: the device, unregistered
  *
  * Closes the namespace's sockets with its last device.  Process context.
  */
-void rvt_net_detach(struct rvt_dev_info *rdi)
+void softrvt_net_detach(struct softrvt_dev_info *rdi)
 {
-	struct rvt_net *rnet = rdi->rnet;
+	struct softrvt_net *rnet = rdi->rnet;
 
 	if (!rnet)
 		return;
-	mutex_lock(&rvt_nets_lock);
+	mutex_lock(&softrvt_nets_lock);
 	list_del_rcu(&rdi->net_node);
 	if (!--rnet->users) {
-		rvt_udp_close(rnet);
+		softrvt_udp_close(rnet);
 		list_del(&rnet->list);
 	} else {
 		rnet = NULL;
 	}
-	mutex_unlock(&rvt_nets_lock);
+	mutex_unlock(&softrvt_nets_lock);
 	/* The receive path may still be looking at the device or rnet. */
 	synchronize_rcu();
 	kfree(rnet);
@@ -571,40 +571,40 @@ void rvt_net_detach(struct rvt_dev_info *rdi)
  * A namespace going away takes its sockets with it, even if a device of
  * it is still waiting for its queued unregistration.
  */
-static void __net_exit rvt_net_exit(struct net *net)
+static void __net_exit softrvt_net_exit(struct net *net)
 {
-	struct rvt_net *rnet;
+	struct softrvt_net *rnet;
 
-	mutex_lock(&rvt_nets_lock);
-	list_for_each_entry(rnet, &rvt_nets, list) {
+	mutex_lock(&softrvt_nets_lock);
+	list_for_each_entry(rnet, &softrvt_nets, list) {
 		if (rnet->net == net) {
-			rvt_udp_close(rnet);
+			softrvt_udp_close(rnet);
 			rnet->net = NULL;
 		}
 	}
-	mutex_unlock(&rvt_nets_lock);
+	mutex_unlock(&softrvt_nets_lock);
 }
 
-static struct pernet_operations rvt_net_ops = {
-	.exit = rvt_net_exit,
+static struct pernet_operations softrvt_net_ops = {
+	.exit = softrvt_net_exit,
 };
 
 /**
- * rvt_net_init - follow network namespaces
+ * softrvt_net_init - follow network namespaces
  *
  * Return: 0 or a negative errno.
  */
-int rvt_net_init(void)
+int softrvt_net_init(void)
 {
-	return register_pernet_subsys(&rvt_net_ops);
+	return register_pernet_subsys(&softrvt_net_ops);
 }
 
 /**
- * rvt_net_exit_all - stop following network namespaces; no device is left
+ * softrvt_net_exit_all - stop following network namespaces; no device is left
  */
-void rvt_net_exit_all(void)
+void softrvt_net_exit_all(void)
 {
-	unregister_pernet_subsys(&rvt_net_ops);
+	unregister_pernet_subsys(&softrvt_net_ops);
 }
 
 /*
@@ -612,8 +612,8 @@ void rvt_net_exit_all(void)
  * route is looked up again only when the routing tables change.  Called
  * with BHs off, as the cache is per CPU.
  */
-static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
-				   const struct rvt_av *av, bool ipv6,
+static struct dst_entry *softrvt_route(struct softrvt_dev_info *rdi,
+				       const struct softrvt_av *av, bool ipv6,
 				   struct dst_cache *cache)
 {
 	struct net *net = dev_net(rdi->ndev);
@@ -674,8 +674,8 @@ static struct dst_entry *rvt_route(struct rvt_dev_info *rdi,
 #endif
 }
 
-static struct sk_buff *rvt_alloc_skb(struct rvt_dev_info *rdi, u32 len,
-				     gfp_t gfp)
+static struct sk_buff *softrvt_alloc_skb(struct softrvt_dev_info *rdi, u32 len,
+					 gfp_t gfp)
 {
 	u32 head = LL_RESERVED_SPACE(rdi->ndev) + sizeof(struct ipv6hdr) +
 		   sizeof(struct udphdr);
@@ -690,7 +690,7 @@ static struct sk_buff *rvt_alloc_skb(struct rvt_dev_info *rdi, u32 len,
 }
 
 /**
- * rvt_alloc_pkt - allocate a packet with room for @len bytes from the BTH
+ * softrvt_alloc_pkt - allocate a packet with room for @len bytes from the BTH
  * @rdi: the device it leaves from
  * @len: headers and payload (pad included), the ICRC excluded
  *
@@ -698,9 +698,9 @@ static struct sk_buff *rvt_alloc_skb(struct rvt_dev_info *rdi, u32 len,
  *
  * Return: the packet, skb->data at the BTH and skb->len == @len, or NULL.
  */
-struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
+struct sk_buff *softrvt_alloc_pkt(struct softrvt_dev_info *rdi, u32 len)
 {
-	struct sk_buff *skb = rvt_alloc_skb(rdi, len + RVT_ICRC_BYTES,
+	struct sk_buff *skb = softrvt_alloc_skb(rdi, len + SOFTRVT_ICRC_BYTES,
 					    GFP_KERNEL);
 
 	if (skb)
@@ -709,7 +709,7 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
 }
 
 /**
- * rvt_put_payload - copy a packet's payload after its headers, then its pad
+ * softrvt_put_payload - copy a packet's payload after its headers, then its pad
  * @p: where the payload goes
  * @ss: its list, cursor at its first byte, advanced past it; unused if
  *	@len is 0
@@ -717,12 +717,12 @@ struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len)
  *
  * Return: the bytes written, the pad included.
  */
-u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len)
+u32 softrvt_put_payload(u8 *p, struct softrvt_sge_state *ss, u32 len)
 {
-	u32 pad = rvt_pad_bytes(len);
+	u32 pad = softrvt_pad_bytes(len);
 
 	if (len)
-		rvt_copy_from_sge(p, ss, len);
+		softrvt_copy_from_sge(p, ss, len);
 	memset(p + len, 0, pad);
 	return len + pad;
 }
@@ -731,29 +731,29 @@ u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len)
  * Payload from this long on is worth sending from its pages rather than
  * copying: below it, a copy costs less than the pages' references.
  */
-#define RVT_ZCOPY_MIN_BYTES	1024
+#define SOFTRVT_ZCOPY_MIN_BYTES	1024
 
 /*
  * A packet of @hdr_len bytes of headers, then @len of payload in the
  * pages of @ss, then a fragment of its own for the pad and the ICRC; or
  * NULL, @ss untouched, if the payload does not lie in user pages.
  */
-static struct sk_buff *rvt_alloc_paged_pkt(struct rvt_dev_info *rdi,
-					   u32 hdr_len,
-					   struct rvt_sge_state *ss, u32 len)
+static struct sk_buff *softrvt_alloc_paged_pkt(struct softrvt_dev_info *rdi,
+					       u32 hdr_len,
+					   struct softrvt_sge_state *ss, u32 len)
 {
-	u32 tail_len = rvt_pad_bytes(len) + RVT_ICRC_BYTES;
+	u32 tail_len = softrvt_pad_bytes(len) + SOFTRVT_ICRC_BYTES;
 	struct sk_buff *skb;
 	struct page *page;
 	u8 *tail;
 
-	skb = rvt_alloc_skb(rdi, hdr_len, GFP_KERNEL);
+	skb = softrvt_alloc_skb(rdi, hdr_len, GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	tail = netdev_alloc_frag(tail_len);
 	if (!tail)
 		goto free_skb;
-	if (!rvt_sge_to_frags(ss, skb, len, MAX_SKB_FRAGS - 1)) {
+	if (!softrvt_sge_to_frags(ss, skb, len, MAX_SKB_FRAGS - 1)) {
 		skb_free_frag(tail);
 		goto free_skb;
 	}
@@ -769,7 +769,7 @@ free_skb:
 }
 
 /**
- * rvt_alloc_pkt_from - allocate a packet and place its payload
+ * softrvt_alloc_pkt_from - allocate a packet and place its payload
  * @rdi: the device it leaves from
  * @hdr_len: bytes of BTH and extended headers, for the caller to write at
  *	skb->data
@@ -780,34 +780,34 @@ free_skb:
  *	nothing completes before the peer has taken it (an RC request, which
  *	completes on its ACK, or a READ response)
  *
- * A payload of RVT_ZCOPY_MIN_BYTES or more in user MRs goes out from its
- * pages (rvt_sge_to_frags()) if the netdev takes fragments (a veth does; a
+ * A payload of SOFTRVT_ZCOPY_MIN_BYTES or more in user MRs goes out from its
+ * pages (softrvt_sge_to_frags()) if the netdev takes fragments (a veth does; a
  * NIC without checksum offload does not); any other is copied after the
  * headers.  Process context.
  *
- * Return: the packet, skb->data at the BTH, for rvt_xmit(); or NULL.
+ * Return: the packet, skb->data at the BTH, for softrvt_xmit(); or NULL.
  */
-struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
-				   struct rvt_sge_state *ss, u32 len,
+struct sk_buff *softrvt_alloc_pkt_from(struct softrvt_dev_info *rdi, u32 hdr_len,
+				       struct softrvt_sge_state *ss, u32 len,
 				   bool in_place)
 {
 	struct sk_buff *skb;
 
 	/* A device that cannot take fragments has the stack copy them. */
-	if (in_place && len >= RVT_ZCOPY_MIN_BYTES &&
+	if (in_place && len >= SOFTRVT_ZCOPY_MIN_BYTES &&
 	    (READ_ONCE(rdi->ndev->features) & NETIF_F_SG)) {
-		skb = rvt_alloc_paged_pkt(rdi, hdr_len, ss, len);
+		skb = softrvt_alloc_paged_pkt(rdi, hdr_len, ss, len);
 		if (skb)
 			return skb;
 	}
-	skb = rvt_alloc_pkt(rdi, rvt_pkt_bytes_of(hdr_len, len));
+	skb = softrvt_alloc_pkt(rdi, softrvt_pkt_bytes_of(hdr_len, len));
 	if (skb)
-		rvt_put_payload(skb->data + hdr_len, ss, len);
+		softrvt_put_payload(skb->data + hdr_len, ss, len);
 	return skb;
 }
 
 /**
- * rvt_alloc_train - allocate a train of packets, for rvt_xmit_train()
+ * softrvt_alloc_train - allocate a train of packets, for softrvt_xmit_train()
  * @rdi: the device it leaves from
  * @len: bytes of every packet, each from its BTH to the end of its ICRC
  *
@@ -817,21 +817,21 @@ struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
  * Return: the skb, skb->data at the first BTH and skb->len == @len, or
  * NULL.
  */
-struct sk_buff *rvt_alloc_train(struct rvt_dev_info *rdi, u32 len)
+struct sk_buff *softrvt_alloc_train(struct softrvt_dev_info *rdi, u32 len)
 {
-	return rvt_alloc_skb(rdi, len,
+	return softrvt_alloc_skb(rdi, len,
 			     GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
 }
 
 /*
  * The headers of a packet being sent, for a tracepoint: @len counts from
- * the BTH to the end of the payload; the ICRC, which rvt_parse_bth()
+ * the BTH to the end of the payload; the ICRC, which softrvt_parse_bth()
  * expects, is not read.
  */
-static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
-					struct rvt_pkt *pkt)
+static const struct softrvt_pkt *softrvt_tx_pkt(const void *bth, u32 len,
+						struct softrvt_pkt *pkt)
 {
-	return rvt_parse_bth(bth, len + RVT_ICRC_BYTES, pkt) ? NULL : pkt;
+	return softrvt_parse_bth(bth, len + SOFTRVT_ICRC_BYTES, pkt) ? NULL : pkt;
 }
 
 /*
@@ -846,8 +846,8 @@ static const struct rvt_pkt *rvt_tx_pkt(const void *bth, u32 len,
  * packet of a full MTU would be dropped by IP, silently, and RC would
  * retry until it gave up.  Say it once in a while, and count each.
  */
-static bool rvt_route_fits(struct rvt_qp *qp, struct dst_entry *dst,
-			   bool ipv6, u32 seg)
+static bool softrvt_route_fits(struct softrvt_qp *qp, struct dst_entry *dst,
+			       bool ipv6, u32 seg)
 {
 	u32 len = (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr)) +
 		  sizeof(struct udphdr) + seg;
@@ -861,10 +861,10 @@ static bool rvt_route_fits(struct rvt_qp *qp, struct dst_entry *dst,
 	return false;
 }
 
-/* The counter of a packet that rvt_push_hdrs() refused. */
-static enum rvt_counter rvt_tx_drop_why(int err)
+/* The counter of a packet that softrvt_push_hdrs() refused. */
+static enum softrvt_counter softrvt_tx_drop_why(int err)
 {
-	return err == -EMSGSIZE ? RVT_CNT_TX_TOO_BIG : RVT_CNT_TX_NO_ROUTE;
+	return err == -EMSGSIZE ? SOFTRVT_CNT_TX_TOO_BIG : SOFTRVT_CNT_TX_NO_ROUTE;
 }
 
 /*
@@ -872,20 +872,20 @@ static enum rvt_counter rvt_tx_drop_why(int err)
  * packet it carries, from the BTH to the ICRC.  Return: 0, -EHOSTUNREACH
  * or -EMSGSIZE.
  */
-static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
-			 struct dst_cache *cache, u16 sport, bool ipv6,
+static int softrvt_push_hdrs(struct softrvt_qp *qp, const struct softrvt_av *av,
+			     struct dst_cache *cache, u16 sport, bool ipv6,
 			 u32 ulen, u32 seg, struct sk_buff *skb)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct dst_entry *dst;
 	struct udphdr *udph;
 
 	local_bh_disable();
-	dst = rvt_route(rdi, av, ipv6, cache);
+	dst = softrvt_route(rdi, av, ipv6, cache);
 	local_bh_enable();
 	if (!dst)
 		return -EHOSTUNREACH;
-	if (!rvt_route_fits(qp, dst, ipv6, seg)) {
+	if (!softrvt_route_fits(qp, dst, ipv6, seg)) {
 		dst_release(dst);
 		return -EMSGSIZE;
 	}
@@ -895,7 +895,7 @@ static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 	udph = skb_push(skb, sizeof(*udph));
 	skb_reset_transport_header(skb);
 	udph->source = htons(sport);
-	udph->dest = htons(RVT_ROCE_V2_UDP_DPORT);
+	udph->dest = htons(SOFTRVT_ROCE_V2_UDP_DPORT);
 	udph->len = htons(sizeof(*udph) + ulen);
 	udph->check = 0;
 
@@ -935,59 +935,59 @@ static int rvt_push_hdrs(struct rvt_qp *qp, const struct rvt_av *av,
 
 /*
  * A veth hands the packet to its peer's receive softirq before this
- * returns, on this CPU: rvt_rcv() knows it by rvt_rx_sent_here().
+ * returns, on this CPU: softrvt_rcv() knows it by softrvt_rx_sent_here().
  */
-static int rvt_local_out(struct rvt_qp *qp, bool ipv6, struct sk_buff *skb)
+static int softrvt_local_out(struct softrvt_qp *qp, bool ipv6, struct sk_buff *skb)
 {
 	struct net *net = dev_net(ib_to_rvt(qp->ibqp.device)->ndev);
 	int ret;
 
 	migrate_disable();
-	rvt_tx_begin(skb);
+	softrvt_tx_begin(skb);
 	if (ipv6)
 		ret = ip6_local_out(net, NULL, skb);
 	else
 		ret = ip_local_out(net, NULL, skb);
-	rvt_tx_end();
+	softrvt_tx_end();
 	migrate_enable();
 	return net_xmit_eval(ret) ? -EIO : 0;
 }
 
-static bool rvt_av_is_ipv6(const struct rvt_av *av)
+static bool softrvt_av_is_ipv6(const struct softrvt_av *av)
 {
 	return !ipv6_addr_v4mapped((const struct in6_addr *)av->sgid.raw);
 }
 
 /*
  * The ICRC of a packet whose headers are pushed: after the pad, where a
- * linear packet has room reserved and a paged one (rvt_alloc_pkt_from())
+ * linear packet has room reserved and a paged one (softrvt_alloc_pkt_from())
  * the last bytes of its last fragment.
  */
-static int rvt_put_icrc(struct sk_buff *skb, bool ipv6)
+static int softrvt_put_icrc(struct sk_buff *skb, bool ipv6)
 {
 	__le32 icrc_le;
 	u32 icrc;
 
 	if (!skb_is_nonlinear(skb)) {
-		icrc = rvt_icrc(skb_network_header(skb), ipv6, skb->len);
-		put_unaligned_le32(icrc, skb_put(skb, RVT_ICRC_BYTES));
+		icrc = softrvt_icrc(skb_network_header(skb), ipv6, skb->len);
+		put_unaligned_le32(icrc, skb_put(skb, SOFTRVT_ICRC_BYTES));
 		return 0;
 	}
-	if (WARN_ON_ONCE(!rvt_icrc_skb(skb, ipv6, skb->len - RVT_ICRC_BYTES,
-				       &icrc)))
+	if (WARN_ON_ONCE(!softrvt_icrc_skb(skb, ipv6, skb->len - SOFTRVT_ICRC_BYTES,
+					   &icrc)))
 		return -EINVAL;
 	icrc_le = cpu_to_le32(icrc);
-	return skb_store_bits(skb, skb->len - RVT_ICRC_BYTES, &icrc_le,
+	return skb_store_bits(skb, skb->len - SOFTRVT_ICRC_BYTES, &icrc_le,
 			      sizeof(icrc_le));
 }
 
 /**
- * rvt_xmit - add UDP, IP and the ICRC to a packet and send it
+ * softrvt_xmit - add UDP, IP and the ICRC to a packet and send it
  * @qp: the QP sending it, whose counters count it
  * @av: the path: GIDs, traffic class, hop limit
  * @cache: the route cache of a connected QP's @av, or NULL
  * @sport: UDP source port, from the flow
- * @skb: from rvt_alloc_pkt() or rvt_alloc_pkt_from(), filled from the BTH
+ * @skb: from softrvt_alloc_pkt() or softrvt_alloc_pkt_from(), filled from the BTH
  *	on; consumed
  *
  * Process context.
@@ -995,43 +995,43 @@ static int rvt_put_icrc(struct sk_buff *skb, bool ipv6)
  * Return: 0, or a negative errno when the packet could not be routed;
  * the packet is counted and freed either way.
  */
-int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
-	     struct dst_cache *cache, u16 sport, struct sk_buff *skb)
+int softrvt_xmit(struct softrvt_qp *qp, const struct softrvt_av *av,
+		 struct dst_cache *cache, u16 sport, struct sk_buff *skb)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	bool ipv6 = rvt_av_is_ipv6(av);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	bool ipv6 = softrvt_av_is_ipv6(av);
 	/* A paged packet has the room for its ICRC in its length. */
 	u32 payload = skb->len -
-		      (skb_is_nonlinear(skb) ? RVT_ICRC_BYTES : 0);
-	struct rvt_pkt pkt;
+		      (skb_is_nonlinear(skb) ? SOFTRVT_ICRC_BYTES : 0);
+	struct softrvt_pkt pkt;
 	u8 *bth = skb->data;
 	int ret;
 
-	ret = rvt_push_hdrs(qp, av, cache, sport, ipv6,
-			    payload + RVT_ICRC_BYTES, payload + RVT_ICRC_BYTES,
+	ret = softrvt_push_hdrs(qp, av, cache, sport, ipv6,
+				payload + SOFTRVT_ICRC_BYTES, payload + SOFTRVT_ICRC_BYTES,
 			    skb);
 	if (ret) {
-		rvt_qp_drop(qp, rvt_tx_drop_why(ret),
-			    trace_softrvt_drop_enabled() ?
-			    rvt_tx_pkt(bth, payload, &pkt) : NULL);
+		softrvt_qp_drop(qp, softrvt_tx_drop_why(ret),
+				trace_softrvt_drop_enabled() ?
+			    softrvt_tx_pkt(bth, payload, &pkt) : NULL);
 		kfree_skb(skb);
 		return ret;
 	}
-	if (rvt_put_icrc(skb, ipv6)) {
+	if (softrvt_put_icrc(skb, ipv6)) {
 		kfree_skb(skb);
 		return -EINVAL;
 	}
 
-	rvt_qp_count_pkt(qp, true, payload);
+	softrvt_qp_count_pkt(qp, true, payload);
 	if (skb_is_nonlinear(skb))
-		rvt_qp_count(qp, RVT_CNT_TX_IN_PLACE, 1);
-	if (trace_softrvt_tx_enabled() && rvt_tx_pkt(bth, payload, &pkt))
+		softrvt_qp_count(qp, SOFTRVT_CNT_TX_IN_PLACE, 1);
+	if (trace_softrvt_tx_enabled() && softrvt_tx_pkt(bth, payload, &pkt))
 		trace_softrvt_tx(rdi, qp->ibqp.qp_num, &pkt);
-	return rvt_local_out(qp, ipv6, skb);
+	return softrvt_local_out(qp, ipv6, skb);
 }
 
 /**
- * rvt_train_limit - what one train may carry on a path
+ * softrvt_train_limit - what one train may carry on a path
  * @qp: the QP sending it
  * @av: the path
  * @cache: the route cache of @av
@@ -1050,8 +1050,8 @@ int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
  * which the ICRC covers.  It costs a route lookup: callers decide once a
  * message, not once a packet.  Process context.
  */
-void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
-		     struct dst_cache *cache, struct rvt_train_limit *lim)
+void softrvt_train_limit(struct softrvt_qp *qp, const struct softrvt_av *av,
+			 struct dst_cache *cache, struct softrvt_train_limit *lim)
 {
 	u32 hdrs = sizeof(struct ipv6hdr) + sizeof(struct udphdr);
 	struct dst_entry *dst;
@@ -1060,10 +1060,10 @@ void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
 
 	lim->bytes = 0;
 	lim->segs = 0;
-	if (!rvt_av_is_ipv6(av))
+	if (!softrvt_av_is_ipv6(av))
 		return;
 	local_bh_disable();
-	dst = rvt_route(ib_to_rvt(qp->ibqp.device), av, true, cache);
+	dst = softrvt_route(ib_to_rvt(qp->ibqp.device), av, true, cache);
 	local_bh_enable();
 	if (!dst)
 		return;
@@ -1071,7 +1071,7 @@ void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
 	if ((dev->features & NETIF_F_GSO_UDP_L4) &&
 	    (dev->features & (NETIF_F_IPV6_CSUM | NETIF_F_HW_CSUM))) {
 		gso_max = READ_ONCE(dev->gso_max_size);
-		lim->bytes = min(RVT_TRAIN_MAX_BYTES,
+		lim->bytes = min(SOFTRVT_TRAIN_MAX_BYTES,
 				 gso_max > hdrs ? gso_max - hdrs : 0);
 		lim->segs = READ_ONCE(dev->gso_max_segs);
 	}
@@ -1079,8 +1079,8 @@ void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
 }
 
 /**
- * rvt_train_take - whether one more packet joins a train
- * @lim: the path's limits, from rvt_train_limit()
+ * softrvt_train_take - whether one more packet joins a train
+ * @lim: the path's limits, from softrvt_train_limit()
  * @n: packets already in the train
  * @seg_len: bytes of the train's first packet, BTH to ICRC
  * @len: bytes of this packet, BTH to ICRC; 0 if it has no layout
@@ -1093,8 +1093,8 @@ void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
  *
  * Return: whether it joined.
  */
-bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
-		    u32 len, bool msg_last, u32 *bytes)
+bool softrvt_train_take(const struct softrvt_train_limit *lim, u32 n, u32 seg_len,
+			u32 len, bool msg_last, u32 *bytes)
 {
 	if (!len || n >= lim->segs || *bytes + len > lim->bytes)
 		return false;
@@ -1103,10 +1103,10 @@ bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
 	*bytes += len;
 	return true;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_train_take);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_train_take);
 
 /**
- * rvt_train_seal - give each packet of a train its ICRC, and the train
+ * softrvt_train_seal - give each packet of a train its ICRC, and the train
  *	what the segmenter needs
  * @skb: an IPv6 train: its network and transport headers set, the UDP
  *	payload the packets, each from its BTH to the end of its ICRC
@@ -1116,7 +1116,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_train_take);
  * its own lengths, and a UDP checksum of its own (which the ICRC leaves
  * out): each ICRC is computed for the headers its packet will have.
  */
-void rvt_train_seal(struct sk_buff *skb, u32 seg_len)
+void softrvt_train_seal(struct sk_buff *skb, u32 seg_len)
 {
 	struct ipv6hdr *ip6h = ipv6_hdr(skb);
 	struct udphdr *udph = udp_hdr(skb);
@@ -1133,9 +1133,9 @@ void rvt_train_seal(struct sk_buff *skb, u32 seg_len)
 
 		seg_udph->len = htons(sizeof(*udph) + len);
 		seg_ip6h->payload_len = seg_udph->len;
-		put_unaligned_le32(rvt_icrc_split(hdrs, true, pkt,
-						  len - RVT_ICRC_BYTES),
-				   pkt + len - RVT_ICRC_BYTES);
+		put_unaligned_le32(softrvt_icrc_split(hdrs, true, pkt,
+						      len - SOFTRVT_ICRC_BYTES),
+				   pkt + len - SOFTRVT_ICRC_BYTES);
 		pkt += len;
 		left -= len;
 		segs++;
@@ -1149,67 +1149,67 @@ void rvt_train_seal(struct sk_buff *skb, u32 seg_len)
 	udph->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr,
 				       ntohs(udph->len), IPPROTO_UDP, 0);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_train_seal);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_train_seal);
 
 /*
  * Count each packet of a train, as sent (@err 0) or as dropped for what
- * rvt_push_hdrs() returned.
+ * softrvt_push_hdrs() returned.
  */
-static void rvt_train_count(struct rvt_qp *qp, const u8 *pkt, u32 left,
-			    u32 seg_len, int err)
+static void softrvt_train_count(struct softrvt_qp *qp, const u8 *pkt, u32 left,
+				u32 seg_len, int err)
 {
 	bool sent = !err;
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	struct rvt_pkt parsed;
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_pkt parsed;
 
 	while (left) {
-		u32 len = min(left, seg_len) - RVT_ICRC_BYTES;
+		u32 len = min(left, seg_len) - SOFTRVT_ICRC_BYTES;
 		bool traced = sent ? trace_softrvt_tx_enabled() :
 				     trace_softrvt_drop_enabled();
-		const struct rvt_pkt *p = traced ?
-					  rvt_tx_pkt(pkt, len, &parsed) : NULL;
+		const struct softrvt_pkt *p = traced ?
+					  softrvt_tx_pkt(pkt, len, &parsed) : NULL;
 
 		if (!sent) {
-			rvt_qp_drop(qp, rvt_tx_drop_why(err), p);
+			softrvt_qp_drop(qp, softrvt_tx_drop_why(err), p);
 		} else {
-			rvt_qp_count_pkt(qp, true, len);
+			softrvt_qp_count_pkt(qp, true, len);
 			if (p)
 				trace_softrvt_tx(rdi, qp->ibqp.qp_num, p);
 		}
-		pkt += len + RVT_ICRC_BYTES;
-		left -= len + RVT_ICRC_BYTES;
+		pkt += len + SOFTRVT_ICRC_BYTES;
+		left -= len + SOFTRVT_ICRC_BYTES;
 	}
 }
 
 /**
- * rvt_xmit_train - send a train of packets as one UDP GSO skb
+ * softrvt_xmit_train - send a train of packets as one UDP GSO skb
  * @qp: the QP sending them, whose counters count each
- * @av: the path, whose rvt_train_limit() this train keeps to
+ * @av: the path, whose softrvt_train_limit() this train keeps to
  * @cache: the route cache of @av
  * @sport: UDP source port, from the flow
- * @skb: from rvt_alloc_train(), the packets filled from the BTH on, each
+ * @skb: from softrvt_alloc_train(), the packets filled from the BTH on, each
  *	with room for its ICRC at its end; consumed
  * @seg_len: bytes of every packet but the last, which may be shorter
  *
  * Process context.
  *
- * Return: as rvt_xmit().
+ * Return: as softrvt_xmit().
  */
-int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
-		   struct dst_cache *cache, u16 sport, struct sk_buff *skb,
+int softrvt_xmit_train(struct softrvt_qp *qp, const struct softrvt_av *av,
+		       struct dst_cache *cache, u16 sport, struct sk_buff *skb,
 		   u32 seg_len)
 {
 	u32 ulen = skb->len;
 	u8 *pkts = skb->data;
 	int ret;
 
-	ret = rvt_push_hdrs(qp, av, cache, sport, true, ulen, seg_len, skb);
+	ret = softrvt_push_hdrs(qp, av, cache, sport, true, ulen, seg_len, skb);
 	if (ret) {
-		rvt_train_count(qp, pkts, ulen, seg_len, ret);
+		softrvt_train_count(qp, pkts, ulen, seg_len, ret);
 		kfree_skb(skb);
 		return ret;
 	}
-	rvt_train_seal(skb, seg_len);
-	rvt_train_count(qp, pkts, ulen, seg_len, 0);
-	return rvt_local_out(qp, true, skb);
+	softrvt_train_seal(skb, seg_len);
+	softrvt_train_count(qp, pkts, ulen, seg_len, 0);
+	return softrvt_local_out(qp, true, skb);
 }

@@ -7,17 +7,17 @@
 #include "softrvt.h"
 
 /**
- * rvt_alloc_pd - allocate a protection domain (ib_device_ops.alloc_pd)
+ * softrvt_alloc_pd - allocate a protection domain (ib_device_ops.alloc_pd)
  * @ibpd: the PD allocated by ib_core
  * @udata: unused; PDs have no driver data
  *
  * Return: 0, or -ENOMEM past the device's max_pd.
  */
-int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+int softrvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
 
-	if (atomic_inc_return(&rdi->n_pds) > RVT_MAX_PD) {
+	if (atomic_inc_return(&rdi->n_pds) > SOFTRVT_MAX_PD) {
 		atomic_dec(&rdi->n_pds);
 		return -ENOMEM;
 	}
@@ -25,13 +25,13 @@ int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 }
 
 /**
- * rvt_dealloc_pd - free a protection domain (ib_device_ops.dealloc_pd)
+ * softrvt_dealloc_pd - free a protection domain (ib_device_ops.dealloc_pd)
  * @ibpd: the PD
  * @udata: unused
  *
  * Return: 0.
  */
-int rvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+int softrvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	atomic_dec(&ib_to_rvt(ibpd->device)->n_pds);
 	return 0;

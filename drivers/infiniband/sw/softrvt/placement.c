@@ -25,20 +25,20 @@
 #include "softrvt.h"
 
 /* The rights a FLUSH of @type needs, of the QP and of the region. */
-static int rvt_flush_access(u8 type)
+static int softrvt_flush_access(u8 type)
 {
 	return (type & IB_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL : 0) |
 	       (type & IB_FLUSH_PERSISTENT ? IB_ACCESS_FLUSH_PERSISTENT : 0);
 }
 
-static bool rvt_flush_valid(u8 type, u8 level)
+static bool softrvt_flush_valid(u8 type, u8 level)
 {
 	return type && !(type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT)) &&
 	       (level == IB_FLUSH_RANGE || level == IB_FLUSH_MR);
 }
 
 /**
- * rvt_placement_flush - execute a FLUSH at the responder
+ * softrvt_placement_flush - execute a FLUSH at the responder
  * @qp: the responder QP
  * @rkey: the region's key
  * @iova: the range's first byte (IB_FLUSH_RANGE)
@@ -54,38 +54,38 @@ static bool rvt_flush_valid(u8 type, u8 level)
  * when the QP or the region lacks the right, or the range is not the
  * region's, and for any persistent FLUSH.
  */
-int rvt_placement_flush(struct rvt_qp *qp, u32 rkey, u64 iova, u32 len,
-			u8 type, u8 level)
+int softrvt_placement_flush(struct softrvt_qp *qp, u32 rkey, u64 iova, u32 len,
+			    u8 type, u8 level)
 {
-	int access = rvt_flush_access(type);
+	int access = softrvt_flush_access(type);
 	u64 range = len;
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 
-	if (!rvt_flush_valid(type, level))
+	if (!softrvt_flush_valid(type, level))
 		return -EINVAL;
 	if ((qp->attr.qp_access_flags & access) != access ||
 	    (type & IB_FLUSH_PERSISTENT))
 		return -EACCES;
 	if (level == IB_FLUSH_MR) {
 		/* Its range is ignored (oA19-9): the region names itself. */
-		mr = rvt_mr_get(ib_to_rvt(qp->ibqp.device), rkey);
+		mr = softrvt_mr_get(ib_to_rvt(qp->ibqp.device), rkey);
 		if (!mr)
 			return -EACCES;
 		iova = READ_ONCE(mr->iova);
 		range = READ_ONCE(mr->length);
-		rvt_put_mr(mr);
+		softrvt_put_mr(mr);
 	}
-	if (rvt_rkey_lookup(qp, rkey, iova, range, access, &mr))
+	if (softrvt_rkey_lookup(qp, rkey, iova, range, access, &mr))
 		return -EACCES;
-	rvt_put_mr(mr);
+	softrvt_put_mr(mr);
 	/* The stores of the requests before it, before its answer. */
 	smp_mb();
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_placement_flush);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_placement_flush);
 
 /**
- * rvt_placement_atomic_write - execute an ATOMIC_WRITE at the responder
+ * softrvt_placement_atomic_write - execute an ATOMIC_WRITE at the responder
  * @qp: the responder QP
  * @rkey: the region's key
  * @iova: where the eight bytes go, aligned to eight (IBA A19.4.2)
@@ -97,10 +97,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_placement_flush);
  * Return: 0; -EINVAL for an address that is not aligned; -EACCES when
  * the QP or the region does not allow the write.
  */
-int rvt_placement_atomic_write(struct rvt_qp *qp, u32 rkey, u64 iova,
-			       u64 value)
+int softrvt_placement_atomic_write(struct softrvt_qp *qp, u32 rkey, u64 iova,
+				   u64 value)
 {
-	struct rvt_mr *mr;
+	struct softrvt_mr *mr;
 	u32 avail;
 	void *target;
 	int ret = 0;
@@ -109,44 +109,44 @@ int rvt_placement_atomic_write(struct rvt_qp *qp, u32 rkey, u64 iova,
 		return -EACCES;
 	if (iova & (sizeof(u64) - 1))
 		return -EINVAL;
-	if (rvt_rkey_lookup(qp, rkey, iova, sizeof(u64),
-			    IB_ACCESS_REMOTE_WRITE, &mr))
+	if (softrvt_rkey_lookup(qp, rkey, iova, sizeof(u64),
+				IB_ACCESS_REMOTE_WRITE, &mr))
 		return -EACCES;
-	target = rvt_mr_map(mr, iova, sizeof(u64), &avail);
+	target = softrvt_mr_map(mr, iova, sizeof(u64), &avail);
 	/* A region whose iova and pages disagree on the alignment. */
 	if (avail < sizeof(u64) || !IS_ALIGNED((uintptr_t)target, sizeof(u64)))
 		ret = -EINVAL;
 	else	/* after every store of the requests before it */
 		smp_store_release((u64 *)target, value);
-	rvt_mr_unmap(mr, target);
-	rvt_put_mr(mr);
+	softrvt_mr_unmap(mr, target);
+	softrvt_put_mr(mr);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_placement_atomic_write);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_placement_atomic_write);
 
 /**
- * rvt_post_placement_wr - post one IB_WR_FLUSH or IB_WR_ATOMIC_WRITE
+ * softrvt_post_placement_wr - post one IB_WR_FLUSH or IB_WR_ATOMIC_WRITE
  * @ibqp: the QP, RC
- * @wr: the wr of a struct rvt_placement_wr, alone
+ * @wr: the wr of a struct softrvt_placement_send_wr, alone
  *
- * As rvt_post_send(), for the placement WRs of user QPs (see
+ * As softrvt_post_send(), for the placement WRs of user QPs (see
  * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR below).  Process context.
  *
- * Return: 0 or a negative errno, as rvt_post_send().
+ * Return: 0 or a negative errno, as softrvt_post_send().
  */
-int rvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+int softrvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
 {
-	const struct rvt_placement_wr *pwr =
-		container_of(wr, struct rvt_placement_wr, wr);
+	const struct softrvt_placement_send_wr *pwr =
+		container_of(wr, struct softrvt_placement_send_wr, wr);
 
-	if (wr->next || !rvt_opcode_is_placement(wr->opcode))
+	if (wr->next || !softrvt_opcode_is_placement(wr->opcode))
 		return -EINVAL;
 	if (wr->opcode == IB_WR_FLUSH &&
-	    !rvt_flush_valid(pwr->flush_type, pwr->flush_level))
+	    !softrvt_flush_valid(pwr->flush_type, pwr->flush_level))
 		return -EINVAL;
-	return rvt_post_own_wr(ibqp, wr);
+	return softrvt_post_own_wr(ibqp, wr);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_post_placement_wr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_post_placement_wr);
 
 /*
  * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR: post one FLUSH or ATOMIC_WRITE to
@@ -157,7 +157,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR)(struct uverbs_att
 {
 	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
 						 SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE);
-	struct rvt_placement_wr pwr = {};
+	struct softrvt_placement_send_wr pwr = {};
 	struct softrvt_placement_wr uwr;
 	int ret;
 
@@ -191,7 +191,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR)(struct uverbs_att
 	pwr.wr.send_flags = uwr.send_flags;
 	pwr.remote_addr = uwr.remote_addr;
 	pwr.rkey = uwr.rkey;
-	return rvt_post_placement_wr(ibqp, &pwr.wr);
+	return softrvt_post_placement_wr(ibqp, &pwr.wr);
 }
 
 DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
@@ -206,8 +206,8 @@ DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
 ADD_UVERBS_METHODS(softrvt_qp_placement, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR));
 
-/* Chained from rvt_uapi_defs (mw.c). */
-const struct uapi_definition rvt_placement_uapi_defs[] = {
+/* Chained from softrvt_uapi_defs (mw.c). */
+const struct uapi_definition softrvt_placement_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_placement),
 	{},
 };

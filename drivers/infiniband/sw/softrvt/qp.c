@@ -4,7 +4,7 @@
  *
  * The send queue is kernel memory; post_send checks and copies each WR into
  * it and kicks the send engine (ruc.c), which executes WQEs in order.  The
- * receive queue is a struct rvt_rq (rq.c), mmapped for user QPs.
+ * receive queue is a struct softrvt_rq (rq.c), mmapped for user QPs.
  */
 
 #include <linux/slab.h>
@@ -15,26 +15,26 @@
 #include "hdr.h"
 #include "trace.h"
 
-#define RVT_QPN_MAX		((1U << 24) - 1)
-#define RVT_QPN_FIRST		2	/* 0 and 1 are the special QPs */
+#define SOFTRVT_QPN_MAX		((1U << 24) - 1)
+#define SOFTRVT_QPN_FIRST		2	/* 0 and 1 are the special QPs */
 
-static int rvt_qp_check_cap(const struct ib_qp_init_attr *init)
+static int softrvt_qp_check_cap(const struct ib_qp_init_attr *init)
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
-	if (cap->max_send_wr > RVT_MAX_QP_WR ||
-	    cap->max_send_sge > RVT_MAX_SGE ||
-	    cap->max_inline_data > RVT_MAX_INLINE)
+	if (cap->max_send_wr > SOFTRVT_MAX_QP_WR ||
+	    cap->max_send_sge > SOFTRVT_MAX_SGE ||
+	    cap->max_inline_data > SOFTRVT_MAX_INLINE)
 		return -EINVAL;
-	if (!init->srq && !rvt_is_xrc_type(init->qp_type) &&
-	    (cap->max_recv_wr > RVT_MAX_QP_WR ||
-	     cap->max_recv_sge > RVT_MAX_SGE))
+	if (!init->srq && !softrvt_is_xrc_type(init->qp_type) &&
+	    (cap->max_recv_wr > SOFTRVT_MAX_QP_WR ||
+	     cap->max_recv_sge > SOFTRVT_MAX_SGE))
 		return -EINVAL;
 	return 0;
 }
 
-static int rvt_qp_alloc_qpn(struct rvt_dev_info *rdi, struct rvt_qp *qp,
-			    enum ib_qp_type type)
+static int softrvt_qp_alloc_qpn(struct softrvt_dev_info *rdi, struct softrvt_qp *qp,
+				enum ib_qp_type type)
 {
 	u32 qpn;
 	int ret;
@@ -44,7 +44,7 @@ static int rvt_qp_alloc_qpn(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 		qpn = 1;
 	} else {
 		ret = xa_alloc_cyclic_irq(&rdi->qp_xa, &qpn, qp,
-					  XA_LIMIT(RVT_QPN_FIRST, RVT_QPN_MAX),
+					  XA_LIMIT(SOFTRVT_QPN_FIRST, SOFTRVT_QPN_MAX),
 					  &rdi->next_qpn, GFP_KERNEL);
 	}
 	if (ret < 0)
@@ -54,17 +54,17 @@ static int rvt_qp_alloc_qpn(struct rvt_dev_info *rdi, struct rvt_qp *qp,
 }
 
 /**
- * rvt_lookup_qpn - find a QP of the device by number
+ * softrvt_lookup_qpn - find a QP of the device by number
  * @rdi: the device
  * @qpn: the QP number
  *
  * Any context.
  *
- * Return: the QP with a reference for rvt_put_qp(), or NULL.
+ * Return: the QP with a reference for softrvt_put_qp(), or NULL.
  */
-struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn)
+struct softrvt_qp *softrvt_lookup_qpn(struct softrvt_dev_info *rdi, u32 qpn)
 {
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 
 	rcu_read_lock();
 	qp = xa_load(&rdi->qp_xa, qpn);
@@ -75,10 +75,10 @@ struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn)
 }
 
 /**
- * rvt_put_qp - drop a reference from rvt_lookup_qpn()
+ * softrvt_put_qp - drop a reference from softrvt_lookup_qpn()
  * @qp: the QP
  */
-void rvt_put_qp(struct rvt_qp *qp)
+void softrvt_put_qp(struct softrvt_qp *qp)
 {
 	if (refcount_dec_and_test(&qp->refcount))
 		complete(&qp->released);
@@ -88,7 +88,7 @@ void rvt_put_qp(struct rvt_qp *qp)
  * Every state change goes through here, with s_lock held, so that the
  * copy a user QP's provider reads is never stale for long.
  */
-static void rvt_qp_set_state(struct rvt_qp *qp, enum ib_qp_state state)
+static void softrvt_qp_set_state(struct softrvt_qp *qp, enum ib_qp_state state)
 {
 	lockdep_assert_held(&qp->s_lock);
 	trace_softrvt_qp_state(qp, qp->state, state);
@@ -97,10 +97,10 @@ static void rvt_qp_set_state(struct rvt_qp *qp, enum ib_qp_state state)
 		WRITE_ONCE(qp->state_page->state, state);
 }
 
-static void rvt_qp_free_queues(struct rvt_qp *qp)
+static void softrvt_qp_free_queues(struct softrvt_qp *qp)
 {
-	if (rvt_qp_has_rq(qp))
-		rvt_rq_free(&qp->r_rq);
+	if (softrvt_qp_has_rq(qp))
+		softrvt_rq_free(&qp->r_rq);
 	vfree(qp->s_wq);
 	kfree(qp->r_wqe);
 	dst_cache_destroy(&qp->s_dst_cache);
@@ -115,7 +115,7 @@ static void rvt_qp_free_queues(struct rvt_qp *qp)
  * The engine does nothing in RESET, so once it is cancelled nothing arms
  * the timers again.
  */
-static void rvt_qp_quiesce(struct rvt_qp *qp)
+static void softrvt_qp_quiesce(struct softrvt_qp *qp)
 {
 	cancel_work_sync(&qp->send_work);
 	/* A run in a poster's context may arm a timer or requeue the work. */
@@ -124,8 +124,8 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	timer_delete_sync(&qp->rnr_timer);
 	timer_delete_sync(&qp->ack_timer);
 	cancel_work_sync(&qp->send_work);
-	rvt_ruc_reset(qp);
-	rvt_rx_purge(qp);
+	softrvt_ruc_reset(qp);
+	softrvt_rx_purge(qp);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;
@@ -140,35 +140,35 @@ static void rvt_qp_quiesce(struct rvt_qp *qp)
 	qp->s_flags = 0;
 	qp->s_retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
-	rvt_resp_reset(qp);
-	if (rvt_qp_has_rq(qp))
-		rvt_rq_reset(&qp->r_rq);
+	softrvt_resp_reset(qp);
+	if (softrvt_qp_has_rq(qp))
+		softrvt_rq_reset(&qp->r_rq);
 }
 
 /*
  * Take back a QP whose QPN was published, for destroy and for a create
- * that fails after rvt_qp_alloc_qpn(): from then on the receive path
- * (rvt_rcv(), a local sender) may have found it, taken a reference,
+ * that fails after softrvt_qp_alloc_qpn(): from then on the receive path
+ * (softrvt_rcv(), a local sender) may have found it, taken a reference,
  * queued packets and scheduled the send engine.  Unpublish the QPN, wait
  * for every reference, then stop the engine and its timers and drop what
  * is queued, so that nothing can reach the QP once ib_core frees it.
  */
-static void rvt_qp_unpublish(struct rvt_dev_info *rdi, struct rvt_qp *qp)
+static void softrvt_qp_unpublish(struct softrvt_dev_info *rdi, struct softrvt_qp *qp)
 {
 	spin_lock_irq(&qp->s_lock);
-	rvt_qp_set_state(qp, IB_QPS_RESET);
+	softrvt_qp_set_state(qp, IB_QPS_RESET);
 	spin_unlock_irq(&qp->s_lock);
 
 	xa_erase_irq(&rdi->qp_xa, qp->ibqp.qp_num);
 	/* No lookup may still be between xa_load() and its reference. */
 	synchronize_rcu();
-	rvt_put_qp(qp);
+	softrvt_put_qp(qp);
 	wait_for_completion(&qp->released);
-	rvt_qp_quiesce(qp);
+	softrvt_qp_quiesce(qp);
 }
 
 /**
- * rvt_create_qp - create a queue pair (ib_device_ops.create_qp)
+ * softrvt_create_qp - create a queue pair (ib_device_ops.create_qp)
  * @ibqp: the QP allocated by ib_core
  * @init: type, capacities, CQs and SRQ
  * @udata: for a user QP, receives struct softrvt_create_qp_resp
@@ -181,12 +181,12 @@ static void rvt_qp_unpublish(struct rvt_dev_info *rdi, struct rvt_qp *qp)
  *
  * Return: 0 or a negative errno.
  */
-int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		  struct ib_udata *udata)
+int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		      struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
 	struct softrvt_create_qp_resp resp = {};
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	size_t payload;
 	int ret;
 
@@ -216,10 +216,10 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	ret = rvt_qp_check_cap(init);
+	ret = softrvt_qp_check_cap(init);
 	if (ret)
 		return ret;
-	if (atomic_inc_return(&rdi->n_qps) > RVT_MAX_QP) {
+	if (atomic_inc_return(&rdi->n_qps) > SOFTRVT_MAX_QP) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
@@ -229,10 +229,10 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	/* ib_core sets ibqp.xrcd only once the QP exists. */
 	qp->xrcd = init->xrcd;
 	spin_lock_init(&qp->s_lock);
-	INIT_WORK(&qp->send_work, rvt_send_work);
+	INIT_WORK(&qp->send_work, softrvt_send_work);
 	mutex_init(&qp->engine_lock);
-	timer_setup(&qp->rnr_timer, rvt_rnr_timer_fn, 0);
-	timer_setup(&qp->ack_timer, rvt_ack_timer_fn, 0);
+	timer_setup(&qp->rnr_timer, softrvt_rnr_timer_fn, 0);
+	timer_setup(&qp->ack_timer, softrvt_ack_timer_fn, 0);
 	skb_queue_head_init(&qp->r_pkts);
 	refcount_set(&qp->refcount, 1);
 	init_completion(&qp->released);
@@ -245,38 +245,38 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			array_size(init->cap.max_send_sge,
 				   sizeof(struct rvt_wqe_sge)),
 			init->cap.max_inline_data);
-	qp->s_stride = ALIGN(sizeof(struct rvt_swqe) + payload, 8);
+	qp->s_stride = ALIGN(sizeof(struct softrvt_swqe) + payload, 8);
 	qp->s_size = init->cap.max_send_wr + 1;
 	qp->s_wq = vzalloc(array_size(qp->s_size, qp->s_stride));
-	qp->r_wqe = kmalloc(struct_size(qp->r_wqe, sg_list, RVT_MAX_SGE),
+	qp->r_wqe = kmalloc(struct_size(qp->r_wqe, sg_list, SOFTRVT_MAX_SGE),
 			    GFP_KERNEL);
 	if (!qp->s_wq || !qp->r_wqe) {
 		ret = -ENOMEM;
 		goto err_queues;
 	}
-	if (!rvt_is_ud_type(init->qp_type)) {
+	if (!softrvt_is_ud_type(init->qp_type)) {
 		ret = dst_cache_init(&qp->s_dst_cache, GFP_KERNEL);
 		if (ret)
 			goto err_queues;
 	}
 
-	if (init->srq || rvt_is_xrc_type(init->qp_type)) {
+	if (init->srq || softrvt_is_xrc_type(init->qp_type)) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
 	} else {
-		ret = rvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
-				  init->cap.max_recv_sge, !!udata);
+		ret = softrvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
+				      init->cap.max_recv_sge, !!udata);
 		if (ret)
 			goto err_queues;
 	}
 
-	ret = rvt_qp_alloc_qpn(rdi, qp, init->qp_type);
+	ret = softrvt_qp_alloc_qpn(rdi, qp, init->qp_type);
 	if (ret)
 		goto err_queues;
 
-	if (udata && rvt_qp_has_rq(qp)) {
-		ret = rvt_mmap_entry_create(udata, qp->r_rq.wq,
-					    rvt_rq_mmap_bytes(&qp->r_rq), true,
+	if (udata && softrvt_qp_has_rq(qp)) {
+		ret = softrvt_mmap_entry_create(udata, qp->r_rq.wq,
+						softrvt_rq_mmap_bytes(&qp->r_rq), true,
 					    &qp->r_rq.mmap_entry,
 					    &resp.rq_mmap_offset);
 		if (ret)
@@ -289,12 +289,12 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_qpn;
 		}
 		qp->state_page->state = IB_QPS_RESET;
-		ret = rvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
-					    false, &qp->state_entry,
+		ret = softrvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
+						false, &qp->state_entry,
 					    &resp.state_mmap_offset);
 		if (ret)
 			goto err_qpn;
-		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
+		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_qpn;
 	}
@@ -302,17 +302,17 @@ int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_qpn:
-	rvt_qp_unpublish(rdi, qp);
+	softrvt_qp_unpublish(rdi, qp);
 err_queues:
 	/* The QP came zeroed: what was not allocated is NULL. */
-	rvt_qp_free_queues(qp);
+	softrvt_qp_free_queues(qp);
 err_count:
 	atomic_dec(&rdi->n_qps);
 	return ret;
 }
 
-static int rvt_qp_check_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
-			     int mask)
+static int softrvt_qp_check_attr(struct softrvt_qp *qp, const struct ib_qp_attr *attr,
+				 int mask)
 {
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
@@ -322,10 +322,10 @@ static int rvt_qp_check_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > RVT_MAX_RD_ATOMIC)
+	    attr->max_rd_atomic > SOFTRVT_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > RVT_MAX_RD_ATOMIC)
+	    attr->max_dest_rd_atomic > SOFTRVT_MAX_RD_ATOMIC)
 		return -EINVAL;
 	if ((mask & IB_QP_AV) && rdma_ah_get_port_num(&attr->ah_attr) != 1)
 		return -EINVAL;
@@ -337,8 +337,8 @@ static int rvt_qp_check_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /* Keep what query_qp must report; the sgid_attr is ib_core's, not ours. */
-static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
-			      int mask)
+static void softrvt_qp_store_attr(struct softrvt_qp *qp, const struct ib_qp_attr *attr,
+				  int mask)
 {
 	struct ib_qp_attr *a = &qp->attr;
 
@@ -356,7 +356,7 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 	}
 	if (mask & IB_QP_PATH_MTU) {
 		a->path_mtu = attr->path_mtu;
-		rvt_qp_set_mtu(qp, attr->path_mtu);
+		softrvt_qp_set_mtu(qp, attr->path_mtu);
 	}
 	if (mask & IB_QP_TIMEOUT)
 		a->timeout = attr->timeout;
@@ -365,13 +365,13 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 	if (mask & IB_QP_RNR_RETRY)
 		a->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_RQ_PSN)
-		a->rq_psn = attr->rq_psn & RVT_PSN_MASK;
+		a->rq_psn = attr->rq_psn & SOFTRVT_PSN_MASK;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		a->max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		a->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_SQ_PSN)
-		a->sq_psn = attr->sq_psn & RVT_PSN_MASK;
+		a->sq_psn = attr->sq_psn & SOFTRVT_PSN_MASK;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_DEST_QPN)
@@ -379,7 +379,7 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /**
- * rvt_qp_flush_rq - complete the posted receive WQEs with IB_WC_WR_FLUSH_ERR
+ * softrvt_qp_flush_rq - complete the posted receive WQEs with IB_WC_WR_FLUSH_ERR
  * @qp: the QP; nothing to do with an SRQ
  *
  * Completes the WQEs posted when the flush starts, at most the ring's
@@ -388,9 +388,9 @@ static void rvt_qp_store_attr(struct rvt_qp *qp, const struct ib_qp_attr *attr,
  * corrupt user ring stops the flush: its WQEs cannot be trusted.
  * Any context.
  */
-void rvt_qp_flush_rq(struct rvt_qp *qp)
+void softrvt_qp_flush_rq(struct softrvt_qp *qp)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(qp->ibqp.recv_cq);
+	struct softrvt_cq *cq = ibcq_to_rvtcq(qp->ibqp.recv_cq);
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
@@ -399,20 +399,20 @@ void rvt_qp_flush_rq(struct rvt_qp *qp)
 	};
 	u32 n;
 
-	if (!rvt_qp_has_rq(qp))
+	if (!softrvt_qp_has_rq(qp))
 		return;
-	for (n = rvt_rq_posted(&qp->r_rq);
-	     n && !rvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id); n--)
-		rvt_cq_enter(cq, &wc, true);
+	for (n = softrvt_rq_posted(&qp->r_rq);
+	     n && !softrvt_rq_pop_wr_id(&qp->r_rq, &wc.wr_id); n--)
+		softrvt_cq_enter(cq, &wc, true);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_qp_flush_rq);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_qp_flush_rq);
 
 /**
- * rvt_qp_event - raise an affiliated asynchronous event on a QP
+ * softrvt_qp_event - raise an affiliated asynchronous event on a QP
  * @qp: the QP
  * @type: the event
  */
-void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
+void softrvt_qp_event(struct softrvt_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -425,7 +425,7 @@ void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
 }
 
 /**
- * rvt_comm_est - a connected QP in RTR received a packet
+ * softrvt_comm_est - a connected QP in RTR received a packet
  * @qp: the QP, RC or UC
  *
  * Raises IB_EVENT_COMM_EST with the first packet since the QP left RESET:
@@ -433,14 +433,14 @@ void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type)
  * The QP's own engine (a packet from the wire) and a same-device
  * sender's engine may find it in RTR at once: the bit decides.
  */
-void rvt_comm_est(struct rvt_qp *qp)
+void softrvt_comm_est(struct softrvt_qp *qp)
 {
-	if (!test_and_set_bit(RVT_S_COMM_EST, &qp->s_flags))
-		rvt_qp_event(qp, IB_EVENT_COMM_EST);
+	if (!test_and_set_bit(SOFTRVT_S_COMM_EST, &qp->s_flags))
+		softrvt_qp_event(qp, IB_EVENT_COMM_EST);
 }
 
-/* Enter ERR: the engine flushes both queues, see rvt_send_work(). */
-static void rvt_qp_enter_error(struct rvt_qp *qp)
+/* Enter ERR: the engine flushes both queues, see softrvt_send_work(). */
+static void softrvt_qp_enter_error(struct softrvt_qp *qp)
 {
 	/*
 	 * Pairs with the barrier a provider places between publishing a
@@ -448,7 +448,7 @@ static void rvt_qp_enter_error(struct rvt_qp *qp)
 	 * which reads the ring after this, sees the WQE or the provider sees
 	 * ERR and has the kernel flush it.  Likewise with a same-device
 	 * sender, between its entry in r_senders and its reading of the
-	 * state, see rvt_ruc_last_wqe().
+	 * state, see softrvt_ruc_last_wqe().
 	 */
 	smp_mb();
 	/*
@@ -457,12 +457,12 @@ static void rvt_qp_enter_error(struct rvt_qp *qp)
 	 * SRQs of its domain (IBA A14).
 	 */
 	if (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		set_bit(RVT_S_LAST_WQE, &qp->s_flags);
-	rvt_schedule_send(qp);
+		set_bit(SOFTRVT_S_LAST_WQE, &qp->s_flags);
+	softrvt_schedule_send(qp);
 }
 
 /**
- * rvt_qp_set_error - move a QP to ERR after a transport error
+ * softrvt_qp_set_error - move a QP to ERR after a transport error
  * @qp: the QP
  * @event: the affiliated event to raise, or 0 for none (the requester of
  *	a failed WQE learns from its completion)
@@ -471,7 +471,7 @@ static void rvt_qp_enter_error(struct rvt_qp *qp)
  *
  * Return: true if the QP was not already in ERR or RESET.
  */
-bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
+bool softrvt_qp_set_error(struct softrvt_qp *qp, enum ib_event_type event)
 {
 	unsigned long flags;
 	bool changed;
@@ -479,19 +479,19 @@ bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event)
 	spin_lock_irqsave(&qp->s_lock, flags);
 	changed = qp->state != IB_QPS_ERR && qp->state != IB_QPS_RESET;
 	if (changed)
-		rvt_qp_set_state(qp, IB_QPS_ERR);
+		softrvt_qp_set_state(qp, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 
 	if (changed) {
-		rvt_qp_enter_error(qp);
+		softrvt_qp_enter_error(qp);
 		if (event)
-			rvt_qp_event(qp, event);
+			softrvt_qp_event(qp, event);
 	}
 	return changed;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_qp_set_error);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_qp_set_error);
 
-static bool rvt_qp_sq_empty(struct rvt_qp *qp)
+static bool softrvt_qp_sq_empty(struct softrvt_qp *qp)
 {
 	bool empty;
 
@@ -502,7 +502,7 @@ static bool rvt_qp_sq_empty(struct rvt_qp *qp)
 }
 
 /**
- * rvt_qp_next - the next live QP of a device, in QPN order
+ * softrvt_qp_next - the next live QP of a device, in QPN order
  * @rdi: the device
  * @index: where to look from, 0 to begin; moved past the QP returned
  *
@@ -511,12 +511,12 @@ static bool rvt_qp_sq_empty(struct rvt_qp *qp)
  *
  * Return: the QP with a reference the caller puts, or NULL at the end.
  */
-struct rvt_qp *rvt_qp_next(struct rvt_dev_info *rdi, unsigned long *index)
+struct softrvt_qp *softrvt_qp_next(struct softrvt_dev_info *rdi, unsigned long *index)
 {
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 
 	rcu_read_lock();
-	while ((qp = xa_find(&rdi->qp_xa, index, RVT_QPN_MAX, XA_PRESENT))) {
+	while ((qp = xa_find(&rdi->qp_xa, index, SOFTRVT_QPN_MAX, XA_PRESENT))) {
 		(*index)++;
 		if (refcount_inc_not_zero(&qp->refcount))
 			break;
@@ -526,61 +526,61 @@ struct rvt_qp *rvt_qp_next(struct rvt_dev_info *rdi, unsigned long *index)
 }
 
 /**
- * rvt_qp_fail_all - move every QP of a departing device to ERR, flushed
+ * softrvt_qp_fail_all - move every QP of a departing device to ERR, flushed
  * @rdi: the device, being unregistered
  *
  * ib_core destroys the objects of the processes that hold a departing
- * device without waiting for them (rvt_disassociate_ucontext()), and
+ * device without waiting for them (softrvt_disassociate_ucontext()), and
  * none of its completions would ever come: a process polling its CQ ring
  * would wait for ever for the WQEs it posted.  This runs before, moves
  * each QP to ERR and waits until its engine has completed every WQE with
  * IB_WC_WR_FLUSH_ERR, so that processes see their work fail instead.
- * From now on rvt_modify_qp() moves no QP anywhere but to ERR, so that
+ * From now on softrvt_modify_qp() moves no QP anywhere but to ERR, so that
  * none escapes.  Process context.
  */
-void rvt_qp_fail_all(struct rvt_dev_info *rdi)
+void softrvt_qp_fail_all(struct softrvt_dev_info *rdi)
 {
 	unsigned long index = 0;
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 	u32 runs;
 
 	WRITE_ONCE(rdi->dying, true);
-	while ((qp = rvt_qp_next(rdi, &index))) {
-		rvt_qp_set_error(qp, 0);
+	while ((qp = softrvt_qp_next(rdi, &index))) {
+		softrvt_qp_set_error(qp, 0);
 		/* Each engine run flushes a budget, then requeues. */
 		runs = qp->s_size;
 		do {
-			rvt_sync_send(qp);
-		} while (!rvt_qp_sq_empty(qp) && runs--);
-		rvt_put_qp(qp);
+			softrvt_sync_send(qp);
+		} while (!softrvt_qp_sq_empty(qp) && runs--);
+		softrvt_put_qp(qp);
 	}
 }
 
 /**
- * rvt_qp_set_sq_error - stop a UC or UD send queue after a send error
+ * softrvt_qp_set_sq_error - stop a UC or UD send queue after a send error
  * @qp: the QP
  *
  * The QP moves to SQE: the send engine flushes the WQEs left, receives go
  * on.  Any context.
  */
-void rvt_qp_set_sq_error(struct rvt_qp *qp)
+void softrvt_qp_set_sq_error(struct softrvt_qp *qp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
 	if (qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD)
-		rvt_qp_set_state(qp, IB_QPS_SQE);
+		softrvt_qp_set_state(qp, IB_QPS_SQE);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
-	rvt_schedule_send(qp);
+	softrvt_schedule_send(qp);
 }
 
 /* The requester starts over at @psn, with nothing in flight. */
-static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
+static void softrvt_qp_set_sq_psn(struct softrvt_qp *qp, u32 psn)
 {
 	lockdep_assert_held(&qp->s_lock);
 	qp->s_psn = psn;
 	qp->s_max_psn = psn;
-	qp->s_acked_psn = rvt_psn_add(psn, RVT_PSN_MASK);
+	qp->s_acked_psn = softrvt_psn_add(psn, SOFTRVT_PSN_MASK);
 	qp->s_cur = qp->s_tail;
 	qp->s_cur_off = 0;
 	qp->s_rd_count = 0;
@@ -592,22 +592,22 @@ static void rvt_qp_set_sq_psn(struct rvt_qp *qp, u32 psn)
 }
 
 /* What a move from @cur to @new sets going, once the QP's locks are out. */
-static void rvt_qp_state_moved(struct rvt_qp *qp, enum ib_qp_state cur,
-			       enum ib_qp_state new)
+static void softrvt_qp_state_moved(struct softrvt_qp *qp, enum ib_qp_state cur,
+				   enum ib_qp_state new)
 {
 	if (new == IB_QPS_SQD)
-		rvt_schedule_send(qp);
+		softrvt_schedule_send(qp);
 	else if (new == IB_QPS_RESET && cur != IB_QPS_RESET)
-		rvt_qp_quiesce(qp);
+		softrvt_qp_quiesce(qp);
 	else if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
-		rvt_qp_enter_error(qp);
+		softrvt_qp_enter_error(qp);
 	else if (new == IB_QPS_RTS)
 		/* WQEs posted in SQD, or left by SQE, run again in RTS. */
-		rvt_schedule_send(qp);
+		softrvt_schedule_send(qp);
 }
 
 /**
- * rvt_modify_qp - change a QP's state and attributes (ib_device_ops.modify_qp)
+ * softrvt_modify_qp - change a QP's state and attributes (ib_device_ops.modify_qp)
  * @ibqp: the QP
  * @attr: new attributes
  * @attr_mask: IB_QP_* bits saying which are valid
@@ -618,16 +618,16 @@ static void rvt_qp_state_moved(struct rvt_qp *qp, enum ib_qp_state cur,
  * Process context.
  *
  * Return: 0, or -EINVAL with the QP unchanged; -ENODEV for any state but
- * ERR once the device is going (rvt_qp_fail_all()).
+ * ERR once the device is going (softrvt_qp_fail_all()).
  */
-int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		  struct ib_udata *udata)
+int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		      struct ib_udata *udata)
 {
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	bool set_av = (attr_mask & IB_QP_AV) &&
-		      !rvt_is_ud_type(ibqp->qp_type);
+		      !softrvt_is_ud_type(ibqp->qp_type);
 	enum ib_qp_state cur, new;
-	struct rvt_av av = {};
+	struct softrvt_av av = {};
 	bool local = false;
 	int ret;
 
@@ -642,12 +642,12 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	if (cur != READ_ONCE(qp->state) ||
 	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask))
 		goto unlock;
-	ret = rvt_qp_check_attr(qp, attr, attr_mask);
+	ret = softrvt_qp_check_attr(qp, attr, attr_mask);
 	if (ret)
 		goto unlock;
 	if (set_av) {
-		local = rvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
-				    attr->ah_attr.grh.sgid_attr, &av);
+		local = softrvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
+					attr->ah_attr.grh.sgid_attr, &av);
 		/*
 		 * The engine reads the path without s_lock, and it still
 		 * runs in SQD (READ responses, ACKs, the WQE in flight), the
@@ -659,7 +659,7 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 
 	spin_lock_irq(&qp->s_lock);
 	/*
-	 * A departing device's QPs stay in ERR: rvt_qp_fail_all() sets dying
+	 * A departing device's QPs stay in ERR: softrvt_qp_fail_all() sets dying
 	 * before it takes each QP's s_lock to move it there.
 	 */
 	if (READ_ONCE(ib_to_rvt(ibqp->device)->dying) && new != IB_QPS_ERR) {
@@ -668,7 +668,7 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		goto unlock_engine;
 	}
 	/*
-	 * rvt_qp_set_error() and rvt_qp_set_sq_error() change the state
+	 * softrvt_qp_set_error() and softrvt_qp_set_sq_error() change the state
 	 * without state_mutex, under s_lock: judge the transition again
 	 * against the state as it is now, so that a move to ERR since the
 	 * check above is never undone by this one, and leave the QP
@@ -686,7 +686,7 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		}
 		cur = qp->state;
 	}
-	rvt_qp_store_attr(qp, attr, attr_mask);
+	softrvt_qp_store_attr(qp, attr, attr_mask);
 	if (set_av) {
 		WRITE_ONCE(qp->s_local, local);
 		qp->s_av = av;
@@ -695,12 +695,12 @@ int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	if (attr_mask & IB_QP_RQ_PSN)
 		qp->r_psn = qp->attr.rq_psn;
 	if (attr_mask & IB_QP_SQ_PSN)
-		rvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
+		softrvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
 	if (attr_mask & IB_QP_RETRY_CNT)
 		qp->s_retry = attr->retry_cnt;
 	if (attr_mask & IB_QP_RNR_RETRY)
 		qp->s_rnr_retry = attr->rnr_retry;
-	rvt_qp_set_state(qp, new);
+	softrvt_qp_set_state(qp, new);
 	/* The engine raises SQ_DRAINED once the WQE in flight is done. */
 	qp->s_draining = new == IB_QPS_SQD && cur != IB_QPS_SQD;
 	spin_unlock_irq(&qp->s_lock);
@@ -708,15 +708,15 @@ unlock_engine:
 	if (set_av)
 		mutex_unlock(&qp->engine_lock);
 	if (!ret)
-		rvt_qp_state_moved(qp, cur, new);
+		softrvt_qp_state_moved(qp, cur, new);
 unlock:
 	mutex_unlock(&qp->state_mutex);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_modify_qp);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_modify_qp);
 
 /**
- * rvt_query_qp - report a QP's attributes (ib_device_ops.query_qp)
+ * softrvt_query_qp - report a QP's attributes (ib_device_ops.query_qp)
  * @ibqp: the QP
  * @attr: filled with the current attributes
  * @attr_mask: ignored; everything is reported
@@ -724,10 +724,10 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_modify_qp);
  *
  * Return: 0.
  */
-int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		 struct ib_qp_init_attr *init)
+int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		     struct ib_qp_init_attr *init)
 {
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
 	mutex_lock(&qp->state_mutex);
 	*attr = qp->attr;
@@ -751,7 +751,7 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 }
 
 /**
- * rvt_destroy_qp - free a queue pair (ib_device_ops.destroy_qp)
+ * softrvt_destroy_qp - free a queue pair (ib_device_ops.destroy_qp)
  * @ibqp: the QP
  * @udata: unused
  *
@@ -761,15 +761,15 @@ int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
  *
  * Return: 0.
  */
-int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+int softrvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
-	rvt_mcast_detach_qp(qp);
-	rvt_qp_unpublish(rdi, qp);
-	rvt_mw_unbind_qp(qp);
-	rvt_qp_free_queues(qp);
+	softrvt_mcast_detach_qp(qp);
+	softrvt_qp_unpublish(rdi, qp);
+	softrvt_mw_unbind_qp(qp);
+	softrvt_qp_free_queues(qp);
 	mutex_destroy(&qp->engine_lock);
 	mutex_destroy(&qp->r_xrc_mutex);
 	mutex_destroy(&qp->state_mutex);
@@ -778,7 +778,7 @@ int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /* WRs that send nothing: no payload, never inline. */
-static bool rvt_wr_is_local_op(const struct ib_send_wr *wr)
+static bool softrvt_wr_is_local_op(const struct ib_send_wr *wr)
 {
 	return wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV ||
 	       wr->opcode == IB_WR_BIND_MW;
@@ -786,16 +786,16 @@ static bool rvt_wr_is_local_op(const struct ib_send_wr *wr)
 
 /*
  * @own: softrvt's own WR layouts are allowed: @wr is then in a struct
- * rvt_bind_wr (IB_WR_BIND_MW) or struct rvt_placement_wr (IB_WR_FLUSH,
+ * softrvt_bind_wr (IB_WR_BIND_MW) or struct softrvt_placement_send_wr (IB_WR_FLUSH,
  * IB_WR_ATOMIC_WRITE).
  */
-static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr,
-			     bool own)
+static int softrvt_check_send_wr(struct softrvt_qp *qp, const struct ib_send_wr *wr,
+				 bool own)
 {
 	if (wr->opcode == IB_WR_BIND_MW)
 		return own && (qp->ibqp.qp_type == IB_QPT_RC ||
 			       qp->ibqp.qp_type == IB_QPT_UC) ? 0 : -EINVAL;
-	if (rvt_opcode_is_placement(wr->opcode))
+	if (softrvt_opcode_is_placement(wr->opcode))
 		return own && qp->ibqp.qp_type == IB_QPT_RC ? 0 : -EINVAL;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_XRC_TGT:
@@ -850,12 +850,12 @@ static int rvt_check_send_wr(struct rvt_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
+static int softrvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 {
 	int i;
 
 	*len = 0;
-	if (rvt_wr_is_local_op(wr))
+	if (softrvt_wr_is_local_op(wr))
 		return 0;
 	if (wr->opcode == IB_WR_ATOMIC_WRITE) {
 		*len = sizeof(u64);
@@ -863,21 +863,21 @@ static int rvt_send_wr_length(const struct ib_send_wr *wr, u32 *len)
 	}
 	/* A FLUSH sends nothing: its length is the range it flushes. */
 	if (wr->opcode == IB_WR_FLUSH) {
-		*len = container_of(wr, struct rvt_placement_wr, wr)->length;
+		*len = container_of(wr, struct softrvt_placement_send_wr, wr)->length;
 		return 0;
 	}
 	for (i = 0; i < wr->num_sge; i++)
 		if (check_add_overflow(*len, wr->sg_list[i].length, len))
 			return -EINVAL;
 	/* The max_msg_sz that query_device advertises, for every opcode. */
-	return *len > RVT_MAX_MSG_SZ ? -EINVAL : 0;
+	return *len > SOFTRVT_MAX_MSG_SZ ? -EINVAL : 0;
 }
 
 /*
  * Gather the inline payload of a user QP's WR into @buf.  Its SGEs hold
  * user addresses: this runs before any lock is taken, since it may fault.
  */
-static int rvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
+static int softrvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
 {
 	int i;
 
@@ -897,8 +897,8 @@ static int rvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
  * @user_inline for a user QP; a kernel QP's SGEs hold kernel addresses,
  * gathered straight into the slot.
  */
-static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
-			  const struct ib_send_wr *wr, u32 len,
+static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
+			      const struct ib_send_wr *wr, u32 len,
 			  bool is_inline, const char *user_inline)
 {
 	int i;
@@ -925,8 +925,8 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		wqe->num_sge = 0;
 		return;
 	case IB_WR_BIND_MW: {
-		const struct rvt_bind_wr *bind =
-			container_of(wr, struct rvt_bind_wr, wr);
+		const struct softrvt_bind_wr *bind =
+			container_of(wr, struct softrvt_bind_wr, wr);
 
 		wqe->rkey = bind->rkey;
 		wqe->bind_lkey = bind->mr_lkey;
@@ -938,8 +938,8 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	}
 	case IB_WR_FLUSH:
 	case IB_WR_ATOMIC_WRITE: {
-		const struct rvt_placement_wr *pwr =
-			container_of(wr, struct rvt_placement_wr, wr);
+		const struct softrvt_placement_send_wr *pwr =
+			container_of(wr, struct softrvt_placement_send_wr, wr);
 
 		wqe->remote_addr = pwr->remote_addr;
 		wqe->rkey = pwr->rkey;
@@ -967,7 +967,7 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		break;
 	}
 	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
-		struct rvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
+		struct softrvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
 
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
@@ -999,12 +999,12 @@ static void rvt_fill_swqe(struct rvt_qp *qp, struct rvt_swqe *wqe,
 	wqe->num_sge = wr->num_sge;
 }
 
-/* Post a list of WRs; @own: as in rvt_check_send_wr(). */
-static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			const struct ib_send_wr **bad_wr, bool own)
+/* Post a list of WRs; @own: as in softrvt_check_send_wr(). */
+static int softrvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr, bool own)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	char *user_inline = NULL;
 	unsigned long flags;
 	int ret = 0;
@@ -1012,14 +1012,14 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	for (; wr; wr = wr->next) {
 		bool is_inline = (wr->send_flags & IB_SEND_INLINE) &&
 				 wr->opcode != IB_WR_RDMA_READ &&
-				 !rvt_wr_is_local_op(wr) &&
-				 !rvt_opcode_is_placement(wr->opcode);
+				 !softrvt_wr_is_local_op(wr) &&
+				 !softrvt_opcode_is_placement(wr->opcode);
 		enum ib_qp_state state;
 		u32 next, len;
 
-		ret = rvt_check_send_wr(qp, wr, own);
+		ret = softrvt_check_send_wr(qp, wr, own);
 		if (!ret)
-			ret = rvt_send_wr_length(wr, &len);
+			ret = softrvt_send_wr_length(wr, &len);
 		/* A UD message is one packet: no larger than the path MTU. */
 		if (!ret && (qp->ibqp.qp_type == IB_QPT_UD ||
 			     qp->ibqp.qp_type == IB_QPT_GSI) &&
@@ -1030,9 +1030,9 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		/* User QPs post from the uverbs write path: process context. */
 		if (!ret && is_inline && ibqp->uobject) {
 			if (!user_inline)
-				user_inline = kmalloc(RVT_MAX_INLINE, GFP_KERNEL);
+				user_inline = kmalloc(SOFTRVT_MAX_INLINE, GFP_KERNEL);
 			ret = user_inline ?
-			      rvt_gather_user_inline(wr, user_inline) : -ENOMEM;
+			      softrvt_gather_user_inline(wr, user_inline) : -ENOMEM;
 		}
 		if (ret)
 			break;
@@ -1046,8 +1046,8 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		else if (next == qp->s_tail)
 			ret = -ENOMEM;
 		else
-			rvt_fill_swqe(qp, rvt_get_swqe_ptr(qp, qp->s_head), wr,
-				      len, is_inline, user_inline);
+			softrvt_fill_swqe(qp, softrvt_get_swqe_ptr(qp, qp->s_head), wr,
+					  len, is_inline, user_inline);
 		if (!ret)
 			qp->s_head = next;
 		spin_unlock_irqrestore(&qp->s_lock, flags);
@@ -1057,16 +1057,16 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	kfree(user_inline);
 	if (ret)
 		*bad_wr = wr;
-	/* Only a message to this device is faster for it: see rvt_run_send(). */
+	/* Only a message to this device is faster for it: see softrvt_run_send(). */
 	if (ibqp->uobject && READ_ONCE(qp->s_local))
-		rvt_run_send(qp);
+		softrvt_run_send(qp);
 	else
-		rvt_schedule_send(qp);
+		softrvt_schedule_send(qp);
 	return ret;
 }
 
 /**
- * rvt_post_send - post send WRs (ib_device_ops.post_send)
+ * softrvt_post_send - post send WRs (ib_device_ops.post_send)
  * @ibqp: the QP
  * @wr: the first WR
  * @bad_wr: set to the first WR not posted
@@ -1080,50 +1080,50 @@ static int rvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * Return: 0; -EINVAL for a WR the QP cannot take or a QP in the wrong
  * state; -ENOMEM for a full send queue; -EFAULT for unreadable inline data.
  */
-int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		  const struct ib_send_wr **bad_wr)
+int softrvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
 {
-	return rvt_post_wrs(ibqp, wr, bad_wr, false);
+	return softrvt_post_wrs(ibqp, wr, bad_wr, false);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_post_send);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_post_send);
 
 /**
- * rvt_post_own_wr - post one WR that may be in one of softrvt's layouts
+ * softrvt_post_own_wr - post one WR that may be in one of softrvt's layouts
  * @ibqp: the QP
- * @wr: the WR, alone, as rvt_check_send_wr() takes it with @own
+ * @wr: the WR, alone, as softrvt_check_send_wr() takes it with @own
  *
  * For the callers below, which check the opcode.  Process context.
  *
- * Return: 0 or a negative errno, as rvt_post_send().
+ * Return: 0 or a negative errno, as softrvt_post_send().
  */
-int rvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+int softrvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
 {
 	const struct ib_send_wr *bad;
 
-	return rvt_post_wrs(ibqp, wr, &bad, true);
+	return softrvt_post_wrs(ibqp, wr, &bad, true);
 }
 
 /**
- * rvt_post_local_wr - post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
+ * softrvt_post_local_wr - post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
  * @ibqp: the QP
- * @wr: the WR, alone; an IB_WR_BIND_MW is the wr of a struct rvt_bind_wr
+ * @wr: the WR, alone; an IB_WR_BIND_MW is the wr of a struct softrvt_bind_wr
  *
- * As rvt_post_send(), for the memory window WRs of user QPs (see
+ * As softrvt_post_send(), for the memory window WRs of user QPs (see
  * SOFTRVT_METHOD_QP_POST_MW_WR in mw.c).  Process context.
  *
- * Return: 0 or a negative errno, as rvt_post_send().
+ * Return: 0 or a negative errno, as softrvt_post_send().
  */
-int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
+int softrvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
 {
 	if (wr->next || (wr->opcode != IB_WR_BIND_MW &&
 			 wr->opcode != IB_WR_LOCAL_INV))
 		return -EINVAL;
-	return rvt_post_own_wr(ibqp, wr);
+	return softrvt_post_own_wr(ibqp, wr);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_post_local_wr);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_post_local_wr);
 
 /**
- * rvt_post_recv - post receive WRs to a QP's own ring (ib_device_ops.post_recv)
+ * softrvt_post_recv - post receive WRs to a QP's own ring (ib_device_ops.post_recv)
  * @ibqp: the QP
  * @wr: the first WR
  * @bad_wr: set to the first WR not posted
@@ -1133,25 +1133,25 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_post_local_wr);
  * (ib_drain_rq() relies on it), by the send engine: the completion
  * handler must not run inside the consumer's post_recv.
  *
- * Return: 0 or a negative errno, see rvt_rq_post().
+ * Return: 0 or a negative errno, see softrvt_rq_post().
  */
-int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		  const struct ib_recv_wr **bad_wr)
+int softrvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
 {
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	int ret;
 
-	if (!rvt_qp_has_rq(qp) || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (!softrvt_qp_has_rq(qp) || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	ret = rvt_rq_post(&qp->r_rq, wr, bad_wr);
+	ret = softrvt_rq_post(&qp->r_rq, wr, bad_wr);
 	/*
 	 * Read the state after posting: a concurrent move to ERR either
 	 * flushed after our WQEs went in or is visible here.
 	 */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		rvt_schedule_send(qp);
+		softrvt_schedule_send(qp);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_post_recv);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_post_recv);

@@ -19,13 +19,13 @@
 #include "trace.h"
 
 /* Ask for an ACK at least this often within long messages. */
-#define RVT_ACKREQ_EVERY	16
+#define SOFTRVT_ACKREQ_EVERY	16
 /*
  * An RDMA READ WQE is asked for in requests of at most this many packets:
  * after a lost or reordered response, only the rest of one such request
  * is asked and sent again, not the rest of a long READ.
  */
-#define RVT_READ_CHUNK_PKTS	16
+#define SOFTRVT_READ_CHUNK_PKTS	16
 /*
  * The ACK timer doubles with each timeout in a row, up to this shift.  A
  * software peer on a busy host can fall behind by more than the local
@@ -39,53 +39,53 @@
  * resends; a peer that is gone is still given up on after retry_cnt
  * retries.
  */
-#define RVT_ACK_BACKOFF_MAX	3
+#define SOFTRVT_ACK_BACKOFF_MAX	3
 /* P_Key of the default partition: RoCE has no other. */
-#define RVT_DEFAULT_PKEY	0xffff
+#define SOFTRVT_DEFAULT_PKEY	0xffff
 
 /**
- * rvt_qp_mtu - payload bytes per packet of a QP
+ * softrvt_qp_mtu - payload bytes per packet of a QP
  * @qp: the QP
  *
  * A connected QP's packets carry the path MTU, as the port's was when
- * modify_qp set it (rvt_qp_set_mtu()): its requester and its responder
+ * modify_qp set it (softrvt_qp_set_mtu()): its requester and its responder
  * keep that value for the connection's life, as its peer does, whatever
  * the netdev's MTU does later.  A UD QP sends and takes what the port
  * takes now.
  *
  * Return: payload bytes per packet.
  */
-u32 rvt_qp_mtu(const struct rvt_qp *qp)
+u32 softrvt_qp_mtu(const struct softrvt_qp *qp)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 
-	if (rvt_is_ud_type(qp->ibqp.qp_type))
+	if (softrvt_is_ud_type(qp->ibqp.qp_type))
 		return ib_mtu_enum_to_int(READ_ONCE(rdi->port_mtu));
 	return ib_mtu_enum_to_int(READ_ONCE(qp->mtu) ?: IB_MTU_256);
 }
 
 /**
- * rvt_qp_set_mtu - fix a connected QP's MTU when modify_qp sets the path's
+ * softrvt_qp_set_mtu - fix a connected QP's MTU when modify_qp sets the path's
  * @qp: the QP
  * @path_mtu: the path MTU asked for
  *
  * Never above the port's MTU at that moment: a larger packet would not
  * leave the netdev.
  */
-void rvt_qp_set_mtu(struct rvt_qp *qp, enum ib_mtu path_mtu)
+void softrvt_qp_set_mtu(struct softrvt_qp *qp, enum ib_mtu path_mtu)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 
 	WRITE_ONCE(qp->mtu, min(path_mtu, READ_ONCE(rdi->port_mtu)));
 }
 
 /**
- * rvt_wqe_is_rd_atomic - whether a WQE is answered with data
+ * softrvt_wqe_is_rd_atomic - whether a WQE is answered with data
  * @wqe: the WQE
  *
  * Return: true for RDMA READ and the atomics.
  */
-bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe)
+bool softrvt_wqe_is_rd_atomic(const struct softrvt_swqe *wqe)
 {
 	return wqe->opcode == IB_WR_RDMA_READ ||
 	       wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -93,7 +93,7 @@ bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe)
 }
 
 /* PSNs a WQE uses: one per packet, READ responses included. */
-static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe)
+static u32 softrvt_wqe_npkts(const struct softrvt_swqe *wqe)
 {
 	if (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ||
@@ -104,48 +104,48 @@ static u32 rvt_wqe_npkts(const struct rvt_swqe *wqe)
 }
 
 /* Whether a new READ or atomic request would exceed max_rd_atomic. */
-static bool rvt_req_rd_full(const struct rvt_qp *qp)
+static bool softrvt_req_rd_full(const struct softrvt_qp *qp)
 {
 	return qp->s_rd_count >= max_t(u32, qp->attr.max_rd_atomic, 1);
 }
 
 /* A new READ or atomic request went out; @lpsn is its last answer's. */
-static void rvt_req_rd_sent(struct rvt_qp *qp, u32 lpsn)
+static void softrvt_req_rd_sent(struct softrvt_qp *qp, u32 lpsn)
 {
-	qp->s_rd_lpsn[(qp->s_rd_first + qp->s_rd_count) % RVT_MAX_RD_ATOMIC] =
+	qp->s_rd_lpsn[(qp->s_rd_first + qp->s_rd_count) % SOFTRVT_MAX_RD_ATOMIC] =
 		lpsn;
 	qp->s_rd_count++;
 }
 
 /**
- * rvt_req_rd_retire - forget the READ and atomic requests answered
+ * softrvt_req_rd_retire - forget the READ and atomic requests answered
  * @qp: the RC requester, whose s_acked_psn moved
  *
  * A request holds a resource at the responder until its last answer is
  * sent, hence at least until that answer is in: going back to resend
  * does not free it.
  */
-void rvt_req_rd_retire(struct rvt_qp *qp)
+void softrvt_req_rd_retire(struct softrvt_qp *qp)
 {
 	while (qp->s_rd_count &&
-	       rvt_psn_cmp(qp->s_rd_lpsn[qp->s_rd_first],
-			   qp->s_acked_psn) <= 0) {
-		qp->s_rd_first = (qp->s_rd_first + 1) % RVT_MAX_RD_ATOMIC;
+	       softrvt_psn_cmp(qp->s_rd_lpsn[qp->s_rd_first],
+			       qp->s_acked_psn) <= 0) {
+		qp->s_rd_first = (qp->s_rd_first + 1) % SOFTRVT_MAX_RD_ATOMIC;
 		qp->s_rd_count--;
 	}
 }
 
 /* Whether a request at @psn is sent for the first time. */
-static bool rvt_req_psn_is_new(const struct rvt_qp *qp, u32 psn)
+static bool softrvt_req_psn_is_new(const struct softrvt_qp *qp, u32 psn)
 {
-	return rvt_psn_cmp(psn, qp->s_max_psn) >= 0;
+	return softrvt_psn_cmp(psn, qp->s_max_psn) >= 0;
 }
 
 /*
  * SEND and RDMA WRITE number their packets alike from their FIRST opcode:
  * FIRST, MIDDLE, LAST, LAST with immediate, ONLY, ONLY with immediate.
  */
-static u8 rvt_msg_opcode(u8 first_op, bool first, bool last, bool imm)
+static u8 softrvt_msg_opcode(u8 first_op, bool first, bool last, bool imm)
 {
 	static_assert(IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE -
 		      IB_OPCODE_RDMA_WRITE_FIRST ==
@@ -157,8 +157,8 @@ static u8 rvt_msg_opcode(u8 first_op, bool first, bool last, bool imm)
 	return first_op + (last ? 2 + imm : 1);
 }
 
-static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
-			 bool first, bool last)
+static u8 softrvt_req_opcode(struct softrvt_qp *qp, const struct softrvt_swqe *wqe,
+			     bool first, bool last)
 {
 	u8 base;
 	bool imm = wqe->opcode == IB_WR_SEND_WITH_IMM ||
@@ -172,16 +172,16 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 		base = IB_OPCODE_UC;
 		break;
 	case IB_QPT_XRC_INI:
-		base = RVT_OPCODE_XRC;
+		base = SOFTRVT_OPCODE_XRC;
 		break;
 	default:
-		return IB_OPCODE_UD | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, true,
+		return IB_OPCODE_UD | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, true,
 						     true, imm);
 	}
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return base | rvt_msg_opcode(IB_OPCODE_RDMA_WRITE_FIRST, first,
+		return base | softrvt_msg_opcode(IB_OPCODE_RDMA_WRITE_FIRST, first,
 					     last, imm);
 	case IB_WR_RDMA_READ:
 		return base | IB_OPCODE_RDMA_READ_REQUEST;
@@ -199,10 +199,10 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
 			return base | IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
 		if (last)
 			return base | IB_OPCODE_SEND_LAST_WITH_INVALIDATE;
-		return base | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, first,
+		return base | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, first,
 					     false, false);
 	default:
-		return base | rvt_msg_opcode(IB_OPCODE_SEND_FIRST, first, last,
+		return base | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, first, last,
 					     imm);
 	}
 }
@@ -212,50 +212,50 @@ static u8 rvt_req_opcode(struct rvt_qp *qp, const struct rvt_swqe *wqe,
  * payload bytes @off bytes into @wqe.  Returns the bytes written, the BTH
  * and extended headers.
  */
-static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
-			 u16 mask, u32 psn, u32 off, u32 len, bool ackreq,
+static u32 softrvt_req_build(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8 opcode,
+			     u16 mask, u32 psn, u32 off, u32 len, bool ackreq,
 			 u32 dma_len, u8 *p)
 {
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
-	u32 pad = rvt_pad_bytes(len);
+	u32 pad = softrvt_pad_bytes(len);
 	u8 *start = p;
 
-	rvt_build_bth((struct rvt_bth *)p, opcode,
-		      (wqe->send_flags & IB_SEND_SOLICITED) &&
-		      (mask & RVT_HDR_PAYLOAD) && off + len == wqe->length,
-		      pad, RVT_DEFAULT_PKEY, dqpn, ackreq, psn);
-	p += sizeof(struct rvt_bth);
-	if (mask & RVT_HDR_XRCETH) {
-		put_unaligned_be32(wqe->xrc_srqn & RVT_XRC_SRQN_MASK, p);
-		p += sizeof(struct rvt_xrceth);
+	softrvt_build_bth((struct softrvt_bth *)p, opcode,
+			  (wqe->send_flags & IB_SEND_SOLICITED) &&
+		      (mask & SOFTRVT_HDR_PAYLOAD) && off + len == wqe->length,
+		      pad, SOFTRVT_DEFAULT_PKEY, dqpn, ackreq, psn);
+	p += sizeof(struct softrvt_bth);
+	if (mask & SOFTRVT_HDR_XRCETH) {
+		put_unaligned_be32(wqe->xrc_srqn & SOFTRVT_XRC_SRQN_MASK, p);
+		p += sizeof(struct softrvt_xrceth);
 	}
-	if (mask & RVT_HDR_DETH) {
-		struct rvt_deth *deth = (struct rvt_deth *)p;
+	if (mask & SOFTRVT_HDR_DETH) {
+		struct softrvt_deth *deth = (struct softrvt_deth *)p;
 		/* A Q_Key with the high bit set means "use the QP's own". */
 		u32 qkey = (wqe->remote_qkey & 0x80000000) ? qp->attr.qkey :
 							     wqe->remote_qkey;
 
 		deth->qkey = cpu_to_be32(qkey);
-		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & RVT_BTH_QPN_MASK);
+		deth->sqp = cpu_to_be32(qp->ibqp.qp_num & SOFTRVT_BTH_QPN_MASK);
 		p += sizeof(*deth);
 	}
-	if (mask & RVT_HDR_FETH) {
-		put_unaligned_be32((wqe->flush_level << RVT_FETH_SEL_SHIFT &
-				    RVT_FETH_SEL_MASK) |
-				   (wqe->flush_type & RVT_FETH_PLT_MASK), p);
-		p += sizeof(struct rvt_feth);
+	if (mask & SOFTRVT_HDR_FETH) {
+		put_unaligned_be32((wqe->flush_level << SOFTRVT_FETH_SEL_SHIFT &
+				    SOFTRVT_FETH_SEL_MASK) |
+				   (wqe->flush_type & SOFTRVT_FETH_PLT_MASK), p);
+		p += sizeof(struct softrvt_feth);
 	}
-	if (mask & RVT_HDR_RETH) {
-		struct rvt_reth *reth = (struct rvt_reth *)p;
+	if (mask & SOFTRVT_HDR_RETH) {
+		struct softrvt_reth *reth = (struct softrvt_reth *)p;
 
 		reth->va = cpu_to_be64(wqe->remote_addr + off);
 		reth->rkey = cpu_to_be32(wqe->rkey);
 		reth->len = cpu_to_be32(dma_len);
 		p += sizeof(*reth);
 	}
-	if (mask & RVT_HDR_ATMETH) {
-		struct rvt_atmeth *ateth = (struct rvt_atmeth *)p;
+	if (mask & SOFTRVT_HDR_ATMETH) {
+		struct softrvt_atmeth *ateth = (struct softrvt_atmeth *)p;
 
 		ateth->va = cpu_to_be64(wqe->remote_addr);
 		ateth->rkey = cpu_to_be32(wqe->rkey);
@@ -268,25 +268,25 @@ static u32 rvt_req_build(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
 		}
 		p += sizeof(*ateth);
 	}
-	if (mask & RVT_HDR_IMMDT) {
+	if (mask & SOFTRVT_HDR_IMMDT) {
 		memcpy(p, &wqe->imm_data, sizeof(wqe->imm_data));
 		p += sizeof(wqe->imm_data);
 	}
-	if (mask & RVT_HDR_IETH) {
+	if (mask & SOFTRVT_HDR_IETH) {
 		put_unaligned_be32(wqe->rkey, p);
 		p += sizeof(__be32);
 	}
 
-	if (rvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
-	    rvt_is_rc_req(qp->ibqp.qp_type)) {
-		rvt_qp_count(qp, RVT_CNT_RETRANSMITS, 1);
+	if (softrvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
+	    softrvt_is_rc_req(qp->ibqp.qp_type)) {
+		softrvt_qp_count(qp, SOFTRVT_CNT_RETRANSMITS, 1);
 		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
 	}
 	return p - start;
 }
 
-static u16 rvt_req_sport(const struct rvt_qp *qp, const struct rvt_av *av,
-			 u32 dqpn)
+static u16 softrvt_req_sport(const struct softrvt_qp *qp, const struct softrvt_av *av,
+			     u32 dqpn)
 {
 	return rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num, dqpn);
 }
@@ -295,50 +295,50 @@ static u16 rvt_req_sport(const struct rvt_qp *qp, const struct rvt_av *av,
  * Build and send one request packet: @len payload bytes taken from @ss
  * (NULL for READ requests and atomics), which is @off bytes into @wqe.
  */
-static int rvt_req_packet(struct rvt_qp *qp, struct rvt_swqe *wqe, u8 opcode,
-			  u32 psn, u32 off, u32 len, bool ackreq,
-			  struct rvt_sge_state *ss, u32 dma_len)
+static int softrvt_req_packet(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8 opcode,
+			      u32 psn, u32 off, u32 len, bool ackreq,
+			  struct softrvt_sge_state *ss, u32 dma_len)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
-	const struct rvt_av *av = ud ? &wqe->av : &qp->s_av;
+	const struct softrvt_av *av = ud ? &wqe->av : &qp->s_av;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
 	struct sk_buff *skb;
 	u16 mask;
 
-	if (rvt_opcode_info(opcode, &mask))
+	if (softrvt_opcode_info(opcode, &mask))
 		return -EINVAL;
-	skb = rvt_alloc_pkt_from(rdi, rvt_hdr_len(mask), ss, len,
-				 rvt_is_rc_req(qp->ibqp.qp_type));
+	skb = softrvt_alloc_pkt_from(rdi, softrvt_hdr_len(mask), ss, len,
+				     softrvt_is_rc_req(qp->ibqp.qp_type));
 	if (!skb)
 		return -ENOMEM;
-	rvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, dma_len,
-		      skb->data);
-	return rvt_xmit(qp, av, ud ? NULL : &qp->s_dst_cache,
-			rvt_req_sport(qp, av, dqpn), skb);
+	softrvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, dma_len,
+			  skb->data);
+	return softrvt_xmit(qp, av, ud ? NULL : &qp->s_dst_cache,
+			softrvt_req_sport(qp, av, dqpn), skb);
 }
 
 /* The WQE's local list, @off bytes in: what its packets carry. */
-static int rvt_req_sge(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
+static int softrvt_req_sge(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u32 off)
 {
 	if (!wqe->num_sge) {
-		rvt_sge_state_init_one(&qp->s_sge, NULL,
-				       (uintptr_t)rvt_swqe_inline(wqe),
+		softrvt_sge_state_init_one(&qp->s_sge, NULL,
+					   (uintptr_t)softrvt_swqe_inline(wqe),
 				       wqe->length);
-	} else if (rvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
+	} else if (softrvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
 				      wqe->num_sge, 0)) {
 		return -EACCES;
 	}
 	if (qp->s_sge.total_len < wqe->length) {
-		rvt_sge_state_release(&qp->s_sge);
+		softrvt_sge_state_release(&qp->s_sge);
 		return -EINVAL;
 	}
-	rvt_sge_skip(&qp->s_sge, off);
+	softrvt_sge_skip(&qp->s_sge, off);
 	return 0;
 }
 
 /**
- * rvt_req_send_unreliable - send a UD or UC WQE to the wire
+ * softrvt_req_send_unreliable - send a UD or UC WQE to the wire
  * @qp: the requester
  * @wqe: the WQE at s_tail
  * @budget: what the engine's run may still send
@@ -349,12 +349,12 @@ static int rvt_req_sge(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
  * s_cur_off on, as far as @budget lets, and the engine's next run sends
  * the rest.  Its packets are cut at the MTU of its first one.
  *
- * Return: RVT_RUC_DONE once the WQE is sent or failed, RVT_RUC_MORE when
+ * Return: SOFTRVT_RUC_DONE once the WQE is sent or failed, SOFTRVT_RUC_MORE when
  * the budget ran out first.
  */
-enum rvt_ruc_result rvt_req_send_unreliable(struct rvt_qp *qp,
-					    struct rvt_swqe *wqe,
-					    struct rvt_budget *budget,
+enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
+						    struct softrvt_swqe *wqe,
+					    struct softrvt_budget *budget,
 					    enum ib_wc_status *status)
 {
 	u32 off = qp->s_cur_off;
@@ -362,98 +362,98 @@ enum rvt_ruc_result rvt_req_send_unreliable(struct rvt_qp *qp,
 
 	*status = IB_WC_SUCCESS;
 	if (!off) {
-		wqe->pmtu = rvt_qp_mtu(qp);
+		wqe->pmtu = softrvt_qp_mtu(qp);
 		if (wqe->length > wqe->pmtu && qp->ibqp.qp_type != IB_QPT_UC) {
 			*status = IB_WC_LOC_LEN_ERR;
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
 	}
-	if (rvt_req_sge(qp, wqe, off)) {
+	if (softrvt_req_sge(qp, wqe, off)) {
 		*status = IB_WC_LOC_PROT_ERR;
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	}
 	do {
 		u32 len = min(wqe->pmtu, wqe->length - off);
-		u8 opcode = rvt_req_opcode(qp, wqe, !off,
+		u8 opcode = softrvt_req_opcode(qp, wqe, !off,
 					   off + len == wqe->length);
 
 		/* A packet the network drops is lost, as on the wire. */
-		rvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
-			       &qp->s_sge, wqe->length - off);
-		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		softrvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
+				   &qp->s_sge, wqe->length - off);
+		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
 		off += len;
-		more = rvt_budget_spend(budget, 1, len);
+		more = softrvt_budget_spend(budget, 1, len);
 	} while (off < wqe->length && more);
-	rvt_sge_state_release(&qp->s_sge);
+	softrvt_sge_state_release(&qp->s_sge);
 	qp->s_cur_off = off;
-	return off < wqe->length ? RVT_RUC_MORE : RVT_RUC_DONE;
+	return off < wqe->length ? SOFTRVT_RUC_MORE : SOFTRVT_RUC_DONE;
 }
 
-static u32 rvt_sq_next(const struct rvt_qp *qp, u32 i)
+static u32 softrvt_sq_next(const struct softrvt_qp *qp, u32 i)
 {
 	return i + 1 == qp->s_size ? 0 : i + 1;
 }
 
-static bool rvt_req_outstanding(const struct rvt_qp *qp)
+static bool softrvt_req_outstanding(const struct softrvt_qp *qp)
 {
 	return qp->s_tail != qp->s_cur || qp->s_cur_off;
 }
 
 /**
- * rvt_req_stop - a WQE failed: send nothing from it on
+ * softrvt_req_stop - a WQE failed: send nothing from it on
  * @qp: the RC requester
  * @i: the WQE's index in the send queue
  *
  * The WQEs before it are still resent if their packets are lost; the
  * failed one completes with its error once they are acknowledged.
  */
-void rvt_req_stop(struct rvt_qp *qp, u32 i)
+void softrvt_req_stop(struct softrvt_qp *qp, u32 i)
 {
 	qp->s_stop = i;
-	set_bit(RVT_S_STOPPED, &qp->s_flags);
+	set_bit(SOFTRVT_S_STOPPED, &qp->s_flags);
 }
 
 /* How far WQE @i is from s_tail, the oldest not completed. */
-static u32 rvt_sq_dist(const struct rvt_qp *qp, u32 i)
+static u32 softrvt_sq_dist(const struct softrvt_qp *qp, u32 i)
 {
 	return i >= qp->s_tail ? i - qp->s_tail : i + qp->s_size - qp->s_tail;
 }
 
 /* Whether a stopped requester reached the WQE that failed. */
-static bool rvt_req_at_stop(struct rvt_qp *qp)
+static bool softrvt_req_at_stop(struct softrvt_qp *qp)
 {
-	if (!test_bit(RVT_S_STOPPED, &qp->s_flags))
+	if (!test_bit(SOFTRVT_S_STOPPED, &qp->s_flags))
 		return false;
 	if (qp->s_cur == qp->s_stop) {
-		/* Passed, so that rvt_comp_advance() completes it in order. */
-		qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+		/* Passed, so that softrvt_comp_advance() completes it in order. */
+		qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
 		qp->s_cur_off = 0;
 		return true;
 	}
-	return rvt_sq_dist(qp, qp->s_cur) > rvt_sq_dist(qp, qp->s_stop);
+	return softrvt_sq_dist(qp, qp->s_cur) > softrvt_sq_dist(qp, qp->s_stop);
 }
 
 /**
- * rvt_req_rewind - go back to a PSN and resend from there
+ * softrvt_req_rewind - go back to a PSN and resend from there
  * @qp: the RC requester
  * @psn: the first PSN the responder has not accepted
  * @why: what showed the loss, for the tracepoints
  *
  * Finds the WQE that holds @psn and the byte offset of that packet.
  */
-void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
+void softrvt_req_rewind(struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why why)
 {
 	u32 i = qp->s_tail;
-	struct rvt_swqe *wqe;
+	struct softrvt_swqe *wqe;
 
 	trace_softrvt_go_back(qp, psn, why);
 	qp->s_resend_why = why;
 
 	while (i != qp->s_cur || qp->s_cur_off) {
-		wqe = rvt_get_swqe_ptr(qp, i);
-		if (rvt_psn_cmp(psn, wqe->lpsn) <= 0 &&
-		    rvt_psn_cmp(psn, wqe->psn) >= 0) {
-			u64 off = (u64)((psn - wqe->psn) & RVT_PSN_MASK) *
+		wqe = softrvt_get_swqe_ptr(qp, i);
+		if (softrvt_psn_cmp(psn, wqe->lpsn) <= 0 &&
+		    softrvt_psn_cmp(psn, wqe->psn) >= 0) {
+			u64 off = (u64)((psn - wqe->psn) & SOFTRVT_PSN_MASK) *
 				  wqe->pmtu;
 
 			qp->s_cur = i;
@@ -465,7 +465,7 @@ void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
 		}
 		if (i == qp->s_cur)
 			break;
-		i = rvt_sq_next(qp, i);
+		i = softrvt_sq_next(qp, i);
 	}
 	/* Nothing sent holds @psn: resume with what was not sent yet. */
 	qp->s_cur = i;
@@ -474,62 +474,62 @@ void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why)
 }
 
 /**
- * rvt_req_timeout - the local ACK timeout expired
+ * softrvt_req_timeout - the local ACK timeout expired
  * @qp: the RC requester
  *
  * Resends from the oldest unacknowledged PSN, or completes the oldest WQE
  * with IB_WC_RETRY_EXC_ERR once retry_cnt retries are used up.
  */
-void rvt_req_timeout(struct rvt_qp *qp)
+void softrvt_req_timeout(struct softrvt_qp *qp)
 {
-	if (!rvt_req_outstanding(qp) || qp->s_rnr_wait)
+	if (!softrvt_req_outstanding(qp) || qp->s_rnr_wait)
 		return;
-	rvt_qp_count(qp, RVT_CNT_ACK_TIMEOUTS, 1);
+	softrvt_qp_count(qp, SOFTRVT_CNT_ACK_TIMEOUTS, 1);
 	if (!qp->s_retry) {
-		rvt_comp_done(qp, IB_WC_RETRY_EXC_ERR);
+		softrvt_comp_done(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
 	qp->s_retry--;
-	if (qp->s_backoff < RVT_ACK_BACKOFF_MAX)
+	if (qp->s_backoff < SOFTRVT_ACK_BACKOFF_MAX)
 		qp->s_backoff++;
 	qp->s_go_back = false;
-	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1),
-		       RVT_RESEND_TIMEOUT);
+	softrvt_req_rewind(qp, softrvt_psn_add(qp->s_acked_psn, 1),
+			   SOFTRVT_RESEND_TIMEOUT);
 	qp->s_rewound = true;
 }
 
 /**
- * rvt_req_go_back - go back to the oldest PSN not in, if answers said so
+ * softrvt_req_go_back - go back to the oldest PSN not in, if answers said so
  * @qp: the RC requester
  *
  * comp.c decides it while it handles a batch of answers; the engine does
  * it after the batch, as an answer later in the batch may fill the gap.
  */
-void rvt_req_go_back(struct rvt_qp *qp)
+void softrvt_req_go_back(struct softrvt_qp *qp)
 {
 	if (!qp->s_go_back)
 		return;
 	qp->s_go_back = false;
-	rvt_req_rewind(qp, rvt_psn_add(qp->s_acked_psn, 1),
-		       qp->s_go_back_why);
+	softrvt_req_rewind(qp, softrvt_psn_add(qp->s_acked_psn, 1),
+			   qp->s_go_back_why);
 	qp->s_rewound = true;
 }
 
 /**
- * rvt_req_arm_ack_timer - (re)start the local ACK timeout
+ * softrvt_req_arm_ack_timer - (re)start the local ACK timeout
  * @qp: the RC requester
  *
  * The QP's timeout, doubled for each timeout since the last progress.
  */
-void rvt_req_arm_ack_timer(struct rvt_qp *qp)
+void softrvt_req_arm_ack_timer(struct softrvt_qp *qp)
 {
-	qp->s_ack_deadline = jiffies + (rvt_ack_timeout(qp->attr.timeout) <<
+	qp->s_ack_deadline = jiffies + (softrvt_ack_timeout(qp->attr.timeout) <<
 					qp->s_backoff);
 	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
 }
 
 /**
- * rvt_req_ack_timer_due - whether an expiry of the ACK timer still counts
+ * softrvt_req_ack_timer_due - whether an expiry of the ACK timer still counts
  * @qp: the RC requester
  *
  * The timer may fire while the engine is busy with answers that move the
@@ -537,7 +537,7 @@ void rvt_req_arm_ack_timer(struct rvt_qp *qp)
  *
  * Return: true if the timeout really passed without progress.
  */
-bool rvt_req_ack_timer_due(struct rvt_qp *qp)
+bool softrvt_req_ack_timer_due(struct softrvt_qp *qp)
 {
 	if (time_after_eq(jiffies, qp->s_ack_deadline))
 		return true;
@@ -546,36 +546,36 @@ bool rvt_req_ack_timer_due(struct rvt_qp *qp)
 }
 
 /**
- * rvt_ack_timer_fn - no ACK came in time: tell the engine
+ * softrvt_ack_timer_fn - no ACK came in time: tell the engine
  * @t: the QP's ack_timer
  */
-void rvt_ack_timer_fn(struct timer_list *t)
+void softrvt_ack_timer_fn(struct timer_list *t)
 {
-	struct rvt_qp *qp = timer_container_of(qp, t, ack_timer);
+	struct softrvt_qp *qp = timer_container_of(qp, t, ack_timer);
 
-	set_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags);
-	rvt_schedule_send(qp);
+	set_bit(SOFTRVT_S_ACK_TIMEOUT, &qp->s_flags);
+	softrvt_schedule_send(qp);
 }
 
 /* Start the WQE at s_cur: its PSNs, or a local error found now. */
-static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
+static void softrvt_req_start_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
 {
 	/*
 	 * Its packets, and its READ responses, are cut at this MTU until it
 	 * completes, whatever happens to the netdev's MTU meanwhile.
 	 */
-	wqe->pmtu = rvt_qp_mtu(qp);
+	wqe->pmtu = softrvt_qp_mtu(qp);
 	wqe->psn = qp->s_psn;
-	wqe->lpsn = rvt_psn_add(qp->s_psn, rvt_wqe_npkts(wqe) - 1);
+	wqe->lpsn = softrvt_psn_add(qp->s_psn, softrvt_wqe_npkts(wqe) - 1);
 	wqe->wire_status = IB_WC_SUCCESS;
-	if (rvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
+	if (softrvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
 		wqe->wire_status = IB_WC_LOC_QP_OP_ERR;
 	else if (wqe->opcode == IB_WR_RDMA_READ || wqe->opcode == IB_WR_FLUSH)
 		;	/* a READ's list is written when the responses come */
-	else if (rvt_req_sge(qp, wqe, 0))
+	else if (softrvt_req_sge(qp, wqe, 0))
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
 	else
-		rvt_sge_state_release(&qp->s_sge);
+		softrvt_sge_state_release(&qp->s_sge);
 }
 
 /*
@@ -588,30 +588,30 @@ static void rvt_req_start_wqe(struct rvt_qp *qp, struct rvt_swqe *wqe)
  * BIND_MW: a window serves the peer's requests, never this QP's own.
  * Return: false while it waits.
  */
-static bool rvt_req_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe)
+static bool softrvt_req_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
 {
 	if (!wqe->local_done) {
 		if (wqe->opcode == IB_WR_LOCAL_INV && qp->s_tail != qp->s_cur) {
 			/* Those all in complete now: nothing else would. */
-			rvt_comp_advance(qp);
+			softrvt_comp_advance(qp);
 			if (qp->s_tail != qp->s_cur)
 				return false;
 		}
 		wqe->psn = qp->s_psn;
-		wqe->lpsn = rvt_psn_add(qp->s_psn, RVT_PSN_MASK);
-		wqe->wire_status = rvt_local_op(qp, wqe);
+		wqe->lpsn = softrvt_psn_add(qp->s_psn, SOFTRVT_PSN_MASK);
+		wqe->wire_status = softrvt_local_op(qp, wqe);
 		if (wqe->wire_status != IB_WC_SUCCESS)
-			rvt_req_stop(qp, qp->s_cur);
+			softrvt_req_stop(qp, qp->s_cur);
 	}
-	qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+	qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
 	qp->s_cur_off = 0;
 	return true;
 }
 
-enum rvt_req_sent {
-	RVT_REQ_WQE_SENT,	/* the WQE's last packet is out */
-	RVT_REQ_WQE_PART,	/* the window ended within the WQE */
-	RVT_REQ_WINDOW_FULL,	/* a READ chunk did not fit: nothing sent */
+enum softrvt_req_sent {
+	SOFTRVT_REQ_WQE_SENT,	/* the WQE's last packet is out */
+	SOFTRVT_REQ_WQE_PART,	/* the window ended within the WQE */
+	SOFTRVT_REQ_WINDOW_FULL,	/* a READ chunk did not fit: nothing sent */
 };
 
 /*
@@ -619,20 +619,20 @@ enum rvt_req_sent {
  * whole within the window, so that each of its responses has a bit in
  * s_rd_seen; after going back, the responses already in are skipped.
  */
-static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
-					   struct rvt_swqe *wqe)
+static enum softrvt_req_sent softrvt_req_send_read(struct softrvt_qp *qp,
+						   struct softrvt_swqe *wqe)
 {
-	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
+	u32 window_end = softrvt_psn_add(qp->s_acked_psn, SOFTRVT_MAX_INFLIGHT);
 	u32 mtu = wqe->pmtu;
 	u32 off = qp->s_cur_off;
 	u32 psn = qp->s_psn;
 	u32 pkts, len;
 
 	while (off < wqe->length &&
-	       (rvt_psn_cmp(psn, qp->s_acked_psn) <= 0 ||
-		rvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn))) {
+	       (softrvt_psn_cmp(psn, qp->s_acked_psn) <= 0 ||
+		softrvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn))) {
 		off += min(mtu, wqe->length - off);
-		psn = rvt_psn_add(psn, 1);
+		psn = softrvt_psn_add(psn, 1);
 	}
 	/* Skipped responses stay skipped while the window is full. */
 	if (off != qp->s_cur_off) {
@@ -644,69 +644,69 @@ static enum rvt_req_sent rvt_req_send_read(struct rvt_qp *qp,
 	 * from a middle packet, so that a request the responder already
 	 * saw is never resent reaching past it.
 	 */
-	pkts = RVT_READ_CHUNK_PKTS - (off / mtu) % RVT_READ_CHUNK_PKTS;
+	pkts = SOFTRVT_READ_CHUNK_PKTS - (off / mtu) % SOFTRVT_READ_CHUNK_PKTS;
 	len = min(wqe->length - off, pkts * mtu);
 	pkts = max(1U, DIV_ROUND_UP(len, mtu));
 	if (off && off == wqe->length)
 		pkts = 0;	/* every response is in */
-	else if (rvt_psn_cmp(rvt_psn_add(psn, pkts - 1), window_end) > 0)
-		return RVT_REQ_WINDOW_FULL;
-	else if (rvt_req_psn_is_new(qp, psn) && rvt_req_rd_full(qp))
-		return RVT_REQ_WINDOW_FULL;
-	if (pkts && rvt_req_psn_is_new(qp, psn))
-		rvt_req_rd_sent(qp, rvt_psn_add(psn, pkts - 1));
+	else if (softrvt_psn_cmp(softrvt_psn_add(psn, pkts - 1), window_end) > 0)
+		return SOFTRVT_REQ_WINDOW_FULL;
+	else if (softrvt_req_psn_is_new(qp, psn) && softrvt_req_rd_full(qp))
+		return SOFTRVT_REQ_WINDOW_FULL;
+	if (pkts && softrvt_req_psn_is_new(qp, psn))
+		softrvt_req_rd_sent(qp, softrvt_psn_add(psn, pkts - 1));
 	if (pkts)
-		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
-			       psn, off, 0, true, NULL, len);
+		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
+				   psn, off, 0, true, NULL, len);
 	/* The responses take a PSN each. */
-	qp->s_psn = rvt_psn_add(psn, pkts);
+	qp->s_psn = softrvt_psn_add(psn, pkts);
 	qp->s_cur_off = off + len;
-	return qp->s_cur_off == wqe->length ? RVT_REQ_WQE_SENT :
-					      RVT_REQ_WQE_PART;
+	return qp->s_cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
+					      SOFTRVT_REQ_WQE_PART;
 }
 
-static bool rvt_req_ackreq(const struct rvt_qp *qp, bool last, u32 window_end)
+static bool softrvt_req_ackreq(const struct softrvt_qp *qp, bool last, u32 window_end)
 {
-	return last || !(qp->s_psn % RVT_ACKREQ_EVERY) ||
-	       rvt_psn_add(qp->s_psn, 1) == window_end;
+	return last || !(qp->s_psn % SOFTRVT_ACKREQ_EVERY) ||
+	       softrvt_psn_add(qp->s_psn, 1) == window_end;
 }
 
 /*
  * The bytes of the packet @off bytes into @wqe, from its BTH to the end
  * of its ICRC; 0 if it has no header layout.
  */
-static u32 rvt_req_pkt_len(struct rvt_qp *qp, struct rvt_swqe *wqe, u32 off)
+static u32 softrvt_req_pkt_len(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u32 off)
 {
 	u32 len = min(wqe->pmtu, wqe->length - off);
 	u16 mask;
 
-	if (rvt_opcode_info(rvt_req_opcode(qp, wqe, !off,
-					   off + len == wqe->length), &mask))
+	if (softrvt_opcode_info(softrvt_req_opcode(qp, wqe, !off,
+						   off + len == wqe->length), &mask))
 		return 0;
-	return rvt_pkt_bytes(mask, len) + RVT_ICRC_BYTES;
+	return softrvt_pkt_bytes(mask, len) + SOFTRVT_ICRC_BYTES;
 }
 
 /*
  * How many packets of the WQE at s_cur, from s_cur_off on, one train
  * carries, and in @bytes their length: as many as the window and @lim
- * let (rvt_train_take()).
+ * let (softrvt_train_take()).
  */
-static u32 rvt_req_train_pkts(struct rvt_qp *qp, struct rvt_swqe *wqe,
-			      const struct rvt_train_limit *lim,
+static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
+				  const struct softrvt_train_limit *lim,
 			      u32 window_end, u32 seg_len, u32 *bytes)
 {
 	u32 off = qp->s_cur_off, psn = qp->s_psn, n = 0;
 
 	*bytes = 0;
-	while (off < wqe->length && rvt_psn_cmp(psn, window_end) < 0) {
+	while (off < wqe->length && softrvt_psn_cmp(psn, window_end) < 0) {
 		u32 payload = min(wqe->pmtu, wqe->length - off);
 
-		if (!rvt_train_take(lim, n, seg_len,
-				    rvt_req_pkt_len(qp, wqe, off),
+		if (!softrvt_train_take(lim, n, seg_len,
+					softrvt_req_pkt_len(qp, wqe, off),
 				    off + payload == wqe->length, bytes))
 			break;
 		off += payload;
-		psn = rvt_psn_add(psn, 1);
+		psn = softrvt_psn_add(psn, 1);
 		n++;
 	}
 	return n;
@@ -714,22 +714,22 @@ static u32 rvt_req_train_pkts(struct rvt_qp *qp, struct rvt_swqe *wqe,
 
 /*
  * Send packets of the WQE at s_cur from s_cur_off on as one train
- * (rvt_xmit_train()).  Returns whether it did: false when the path takes
+ * (softrvt_xmit_train()).  Returns whether it did: false when the path takes
  * no trains, or fewer than two packets would go in one.
  */
-static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
-			       const struct rvt_train_limit *lim,
+static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
+				   const struct softrvt_train_limit *lim,
 			       u32 window_end)
 {
-	u32 seg_len = rvt_req_pkt_len(qp, wqe, qp->s_cur_off);
+	u32 seg_len = softrvt_req_pkt_len(qp, wqe, qp->s_cur_off);
 	u32 bytes, n, i;
 	struct sk_buff *skb;
 	u8 *p;
 
-	n = rvt_req_train_pkts(qp, wqe, lim, window_end, seg_len, &bytes);
+	n = softrvt_req_train_pkts(qp, wqe, lim, window_end, seg_len, &bytes);
 	if (n < 2)
 		return false;
-	skb = rvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
+	skb = softrvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
 	if (!skb)
 		return false;
 	p = skb->data;
@@ -737,99 +737,99 @@ static bool rvt_req_send_train(struct rvt_qp *qp, struct rvt_swqe *wqe,
 		u32 off = qp->s_cur_off;
 		u32 len = min(wqe->pmtu, wqe->length - off);
 		bool last = off + len == wqe->length;
-		u8 opcode = rvt_req_opcode(qp, wqe, !off, last);
+		u8 opcode = softrvt_req_opcode(qp, wqe, !off, last);
 		u16 mask;
 
-		/* rvt_req_pkt_len() found the layout of each. */
-		rvt_opcode_info(opcode, &mask);
-		p += rvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
-				   rvt_req_ackreq(qp, last, window_end),
+		/* softrvt_req_pkt_len() found the layout of each. */
+		softrvt_opcode_info(opcode, &mask);
+		p += softrvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
+				   softrvt_req_ackreq(qp, last, window_end),
 				   wqe->length - off, p);
-		p += rvt_put_payload(p, &qp->s_sge, len) + RVT_ICRC_BYTES;
-		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		p += softrvt_put_payload(p, &qp->s_sge, len) + SOFTRVT_ICRC_BYTES;
+		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 	}
-	rvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache,
-		       rvt_req_sport(qp, &qp->s_av, qp->attr.dest_qp_num), skb,
+	softrvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache,
+			   softrvt_req_sport(qp, &qp->s_av, qp->attr.dest_qp_num), skb,
 		       seg_len);
 	return true;
 }
 
 /* Send the WQE at s_cur from s_cur_off on, as far as the window lets. */
-static enum rvt_req_sent rvt_req_send_wqe(struct rvt_qp *qp,
-					  struct rvt_swqe *wqe)
+static enum softrvt_req_sent softrvt_req_send_wqe(struct softrvt_qp *qp,
+						  struct softrvt_swqe *wqe)
 {
-	u32 window_end = rvt_psn_add(qp->s_acked_psn, RVT_MAX_INFLIGHT);
-	struct rvt_train_limit lim = {};
+	u32 window_end = softrvt_psn_add(qp->s_acked_psn, SOFTRVT_MAX_INFLIGHT);
+	struct softrvt_train_limit lim = {};
 	u32 mtu = wqe->pmtu;
 
 	if (wqe->opcode == IB_WR_RDMA_READ)
-		return rvt_req_send_read(qp, wqe);
-	if (rvt_wqe_is_rd_atomic(wqe)) {
-		if (rvt_req_psn_is_new(qp, qp->s_psn)) {
-			if (rvt_req_rd_full(qp))
-				return RVT_REQ_WINDOW_FULL;
-			rvt_req_rd_sent(qp, qp->s_psn);
+		return softrvt_req_send_read(qp, wqe);
+	if (softrvt_wqe_is_rd_atomic(wqe)) {
+		if (softrvt_req_psn_is_new(qp, qp->s_psn)) {
+			if (softrvt_req_rd_full(qp))
+				return SOFTRVT_REQ_WINDOW_FULL;
+			softrvt_req_rd_sent(qp, qp->s_psn);
 		}
-		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
-			       qp->s_psn, 0, 0, true, NULL, 0);
-		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
-		return RVT_REQ_WQE_SENT;
+		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
+				   qp->s_psn, 0, 0, true, NULL, 0);
+		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
+		return SOFTRVT_REQ_WQE_SENT;
 	}
 	/* Its RETH carries the range; it sends nothing of its own. */
 	if (wqe->opcode == IB_WR_FLUSH) {
-		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, true, true),
-			       qp->s_psn, 0, 0, true, NULL, wqe->length);
-		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
-		return RVT_REQ_WQE_SENT;
+		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
+				   qp->s_psn, 0, 0, true, NULL, wqe->length);
+		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
+		return SOFTRVT_REQ_WQE_SENT;
 	}
-	if (rvt_req_sge(qp, wqe, qp->s_cur_off)) {
+	if (softrvt_req_sge(qp, wqe, qp->s_cur_off)) {
 		/* The list was fine when the WQE started: an MR went away. */
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
-		return RVT_REQ_WQE_SENT;
+		return SOFTRVT_REQ_WQE_SENT;
 	}
 	if (wqe->length - qp->s_cur_off > mtu)
-		rvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
+		softrvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
 	do {
 		u32 off = qp->s_cur_off;
 		u32 len = min(mtu, wqe->length - off);
 		bool last = off + len == wqe->length;
 
 		if (!last && lim.bytes &&
-		    rvt_req_send_train(qp, wqe, &lim, window_end)) {
+		    softrvt_req_send_train(qp, wqe, &lim, window_end)) {
 			if (qp->s_cur_off == wqe->length)
 				break;
 			continue;
 		}
-		rvt_req_packet(qp, wqe, rvt_req_opcode(qp, wqe, !off, last),
-			       qp->s_psn, off, len,
-			       rvt_req_ackreq(qp, last, window_end), &qp->s_sge,
+		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, !off, last),
+				   qp->s_psn, off, len,
+			       softrvt_req_ackreq(qp, last, window_end), &qp->s_sge,
 			       wqe->length - off);
-		qp->s_psn = rvt_psn_add(qp->s_psn, 1);
+		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 		if (last)
 			break;
-	} while (rvt_psn_cmp(qp->s_psn, window_end) < 0);
-	rvt_sge_state_release(&qp->s_sge);
-	return qp->s_cur_off == wqe->length ? RVT_REQ_WQE_SENT :
-					      RVT_REQ_WQE_PART;
+	} while (softrvt_psn_cmp(qp->s_psn, window_end) < 0);
+	softrvt_sge_state_release(&qp->s_sge);
+	return qp->s_cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
+					      SOFTRVT_REQ_WQE_PART;
 }
 
 /**
- * rvt_req_send_rc - send what the RC window allows
+ * softrvt_req_send_rc - send what the RC window allows
  * @qp: the RC requester, on the wire
  *
  * Return: whether it stopped because the window or the READ/atomic limit
  * is full (an ACK will restart it) rather than for lack of WQEs.
  */
-bool rvt_req_send_rc(struct rvt_qp *qp)
+bool softrvt_req_send_rc(struct softrvt_qp *qp)
 {
 	bool full = false;
 
 	for (;;) {
-		enum rvt_req_sent sent;
+		enum softrvt_req_sent sent;
 		enum ib_qp_state state;
-		struct rvt_swqe *wqe;
+		struct softrvt_swqe *wqe;
 		u32 head;
 
 		spin_lock_irq(&qp->s_lock);
@@ -838,53 +838,53 @@ bool rvt_req_send_rc(struct rvt_qp *qp)
 		spin_unlock_irq(&qp->s_lock);
 
 		if (qp->s_rnr_wait || qp->s_cur == head ||
-		    rvt_req_at_stop(qp))
+		    softrvt_req_at_stop(qp))
 			break;
 		/* SQD: finish what was started, start nothing new. */
 		if (state != IB_QPS_RTS &&
 		    !(state == IB_QPS_SQD && qp->s_cur_off))
 			break;
-		if (rvt_psn_cmp(qp->s_psn, rvt_psn_add(qp->s_acked_psn,
-						       RVT_MAX_INFLIGHT)) >= 0) {
+		if (softrvt_psn_cmp(qp->s_psn, softrvt_psn_add(qp->s_acked_psn,
+							       SOFTRVT_MAX_INFLIGHT)) >= 0) {
 			full = true;
 			break;
 		}
-		wqe = rvt_get_swqe_ptr(qp, qp->s_cur);
-		if (rvt_wqe_is_local_op(wqe)) {
-			if (!rvt_req_local_op(qp, wqe))
+		wqe = softrvt_get_swqe_ptr(qp, qp->s_cur);
+		if (softrvt_wqe_is_local_op(wqe)) {
+			if (!softrvt_req_local_op(qp, wqe))
 				break;
 			continue;
 		}
 		/* Resent from its start, it keeps its PSNs and its MTU. */
-		if (!qp->s_cur_off && rvt_req_psn_is_new(qp, qp->s_psn))
-			rvt_req_start_wqe(qp, wqe);
+		if (!qp->s_cur_off && softrvt_req_psn_is_new(qp, qp->s_psn))
+			softrvt_req_start_wqe(qp, wqe);
 		if (wqe->wire_status != IB_WC_SUCCESS) {
 			/*
 			 * It takes no PSN and completes, in order, once what
 			 * precedes it is acknowledged (comp.c).  Nothing after
 			 * it is sent: the QP is going to ERR.
 			 */
-			wqe->lpsn = rvt_psn_add(wqe->psn, RVT_PSN_MASK);
-			rvt_req_stop(qp, qp->s_cur);
-			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+			wqe->lpsn = softrvt_psn_add(wqe->psn, SOFTRVT_PSN_MASK);
+			softrvt_req_stop(qp, qp->s_cur);
+			qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
 			qp->s_cur_off = 0;
 			break;
 		}
 		/* Each READ chunk and atomic counts against max_rd_atomic. */
-		sent = rvt_req_send_wqe(qp, wqe);
-		if (sent == RVT_REQ_WINDOW_FULL) {
+		sent = softrvt_req_send_wqe(qp, wqe);
+		if (sent == SOFTRVT_REQ_WINDOW_FULL) {
 			full = true;
 			break;
 		}
-		if (sent == RVT_REQ_WQE_SENT) {
-			qp->s_cur = rvt_sq_next(qp, qp->s_cur);
+		if (sent == SOFTRVT_REQ_WQE_SENT) {
+			qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
 			qp->s_cur_off = 0;
 		}
-		if (rvt_psn_cmp(qp->s_psn, qp->s_max_psn) > 0)
+		if (softrvt_psn_cmp(qp->s_psn, qp->s_max_psn) > 0)
 			qp->s_max_psn = qp->s_psn;
 	}
-	if (rvt_req_outstanding(qp) && !qp->s_rnr_wait &&
+	if (softrvt_req_outstanding(qp) && !qp->s_rnr_wait &&
 	    !timer_pending(&qp->ack_timer))
-		rvt_req_arm_ack_timer(qp);
+		softrvt_req_arm_ack_timer(qp);
 	return full;
 }

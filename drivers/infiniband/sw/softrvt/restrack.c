@@ -18,14 +18,14 @@
 #include "softrvt.h"
 #include "hdr.h"
 
-struct rvt_res_u32 {
+struct softrvt_res_u32 {
 	const char *name;
 	u32 value;
 };
 
 /* Put @n values in a driver nest of @msg; nothing of it if they do not fit. */
-static int rvt_fill_res(struct sk_buff *msg, const struct rvt_res_u32 *v,
-			unsigned int n)
+static int softrvt_fill_res(struct sk_buff *msg, const struct softrvt_res_u32 *v,
+			    unsigned int n)
 {
 	struct nlattr *nest = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
 	unsigned int i;
@@ -43,13 +43,13 @@ static int rvt_fill_res(struct sk_buff *msg, const struct rvt_res_u32 *v,
 }
 
 /* Retries of a budget of @cnt spent so far, @left being what remains. */
-static u32 rvt_res_used(u8 cnt, u8 left)
+static u32 softrvt_res_used(u8 cnt, u8 left)
 {
 	return cnt >= left ? cnt - left : 0;
 }
 
 /* WQEs posted and not completed. */
-static u32 rvt_res_sq_wqes(struct rvt_qp *qp)
+static u32 softrvt_res_sq_wqes(struct softrvt_qp *qp)
 {
 	u32 head, tail;
 
@@ -61,7 +61,7 @@ static u32 rvt_res_sq_wqes(struct rvt_qp *qp)
 }
 
 /**
- * rvt_fill_res_qp_entry - a QP's requester and responder state
+ * softrvt_fill_res_qp_entry - a QP's requester and responder state
  * (ib_device_ops.fill_res_qp_entry)
  * @msg: the netlink message
  * @ibqp: the QP
@@ -72,33 +72,33 @@ static u32 rvt_res_sq_wqes(struct rvt_qp *qp)
  *
  * Return: 0 or -EMSGSIZE.
  */
-int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
-	struct rvt_qp *qp = ibqp_to_rvtqp(ibqp);
-	const struct rvt_res_u32 v[] = {
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	const struct softrvt_res_u32 v[] = {
 		{ "next_psn", READ_ONCE(qp->s_psn) },
-		{ "unacked_psn", rvt_psn_add(READ_ONCE(qp->s_acked_psn), 1) },
+		{ "unacked_psn", softrvt_psn_add(READ_ONCE(qp->s_acked_psn), 1) },
 		{ "max_psn", READ_ONCE(qp->s_max_psn) },
 		{ "expected_psn", READ_ONCE(qp->r_psn) },
 		{ "rd_atomic_out", READ_ONCE(qp->s_rd_count) },
 		{ "rd_atomic_in", READ_ONCE(qp->r_read_held) },
-		{ "retries_used", rvt_res_used(qp->attr.retry_cnt,
+		{ "retries_used", softrvt_res_used(qp->attr.retry_cnt,
 					       READ_ONCE(qp->s_retry)) },
 		{ "rnr_retries_used",
-		  qp->attr.rnr_retry == RVT_RNR_RETRY_INFINITE ? 0 :
-		  rvt_res_used(qp->attr.rnr_retry, READ_ONCE(qp->s_rnr_retry)) },
+		  qp->attr.rnr_retry == SOFTRVT_RNR_RETRY_INFINITE ? 0 :
+		  softrvt_res_used(qp->attr.rnr_retry, READ_ONCE(qp->s_rnr_retry)) },
 		{ "backoff", READ_ONCE(qp->s_backoff) },
 		{ "rnr_wait", READ_ONCE(qp->s_rnr_wait) },
 		{ "rx_queued", skb_queue_len_lockless(&qp->r_pkts) },
-		{ "sq_wqes", rvt_res_sq_wqes(qp) },
+		{ "sq_wqes", softrvt_res_sq_wqes(qp) },
 	};
 
-	return rvt_fill_res(msg, v, ARRAY_SIZE(v));
+	return softrvt_fill_res(msg, v, ARRAY_SIZE(v));
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_fill_res_qp_entry);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_fill_res_qp_entry);
 
 /**
- * rvt_fill_res_cq_entry - a CQ's ring indices
+ * softrvt_fill_res_cq_entry - a CQ's ring indices
  * (ib_device_ops.fill_res_cq_entry)
  * @msg: the netlink message
  * @ibcq: the CQ
@@ -108,24 +108,24 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_fill_res_qp_entry);
  *
  * Return: 0 or -EMSGSIZE.
  */
-int rvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+int softrvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
-	struct rvt_cq *cq = ibcq_to_rvtcq(ibcq);
-	struct rvt_res_u32 v[5];
+	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_res_u32 v[5];
 
 	spin_lock_irq(&cq->lock);
-	v[0] = (struct rvt_res_u32){ "slots", cq->size };
-	v[1] = (struct rvt_res_u32){ "head", cq->head };
-	v[2] = (struct rvt_res_u32){ "tail", cq->queue ?
+	v[0] = (struct softrvt_res_u32){ "slots", cq->size };
+	v[1] = (struct softrvt_res_u32){ "head", cq->head };
+	v[2] = (struct softrvt_res_u32){ "tail", cq->queue ?
 				     READ_ONCE(cq->queue->tail.val) : cq->tail };
-	v[3] = (struct rvt_res_u32){ "overflowed", cq->overflowed };
-	v[4] = (struct rvt_res_u32){ "armed", cq->notify };
+	v[3] = (struct softrvt_res_u32){ "overflowed", cq->overflowed };
+	v[4] = (struct softrvt_res_u32){ "armed", cq->notify };
 	spin_unlock_irq(&cq->lock);
-	return rvt_fill_res(msg, v, ARRAY_SIZE(v));
+	return softrvt_fill_res(msg, v, ARRAY_SIZE(v));
 }
 
 /**
- * rvt_fill_res_srq_entry - an SRQ's ring indices and armed limit
+ * softrvt_fill_res_srq_entry - an SRQ's ring indices and armed limit
  * (ib_device_ops.fill_res_srq_entry)
  * @msg: the netlink message
  * @ibsrq: the SRQ
@@ -135,40 +135,40 @@ int rvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
  *
  * Return: 0 or -EMSGSIZE.
  */
-int rvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
+int softrvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
-	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
-	struct rvt_res_u32 v[4];
+	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_res_u32 v[4];
 
 	spin_lock_irq(&srq->rq.lock);
-	v[0] = (struct rvt_res_u32){ "slots", srq->rq.size };
-	v[1] = (struct rvt_res_u32){ "head", srq->rq.wq ?
+	v[0] = (struct softrvt_res_u32){ "slots", srq->rq.size };
+	v[1] = (struct softrvt_res_u32){ "head", srq->rq.wq ?
 				     READ_ONCE(srq->rq.wq->head.val) : 0 };
-	v[2] = (struct rvt_res_u32){ "tail", srq->rq.tail };
-	v[3] = (struct rvt_res_u32){ "limit", srq->limit };
+	v[2] = (struct softrvt_res_u32){ "tail", srq->rq.tail };
+	v[3] = (struct softrvt_res_u32){ "limit", srq->limit };
 	spin_unlock_irq(&srq->rq.lock);
-	return rvt_fill_res(msg, v, ARRAY_SIZE(v));
+	return softrvt_fill_res(msg, v, ARRAY_SIZE(v));
 }
 
 /**
- * rvt_fill_res_mr_entry - an MR's pages and windows
+ * softrvt_fill_res_mr_entry - an MR's pages and windows
  * (ib_device_ops.fill_res_mr_entry)
  * @msg: the netlink message
  * @ibmr: the MR
  *
  * Return: 0 or -EMSGSIZE.
  */
-int rvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+int softrvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
-	struct rvt_mr *mr = ibmr_to_rvtmr(ibmr);
-	struct rvt_res_u32 v[4];
+	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_res_u32 v[4];
 
 	spin_lock_irq(&mr->lock);
-	v[0] = (struct rvt_res_u32){ "pages", mr->fr_pages ? mr->fr_mapped :
+	v[0] = (struct softrvt_res_u32){ "pages", mr->fr_pages ? mr->fr_mapped :
 					       (u32)mr->npages };
-	v[1] = (struct rvt_res_u32){ "valid", mr->valid };
-	v[2] = (struct rvt_res_u32){ "mws_bound", mr->n_mws };
-	v[3] = (struct rvt_res_u32){ "fast_reg", !!mr->fr_pages };
+	v[1] = (struct softrvt_res_u32){ "valid", mr->valid };
+	v[2] = (struct softrvt_res_u32){ "mws_bound", mr->n_mws };
+	v[3] = (struct softrvt_res_u32){ "fast_reg", !!mr->fr_pages };
 	spin_unlock_irq(&mr->lock);
-	return rvt_fill_res(msg, v, ARRAY_SIZE(v));
+	return softrvt_fill_res(msg, v, ARRAY_SIZE(v));
 }

@@ -13,7 +13,7 @@
 #include "softrvt.h"
 
 /**
- * rvt_rq_init - allocate an empty receive ring
+ * softrvt_rq_init - allocate an empty receive ring
  * @rq: the ring; its lock is initialised here
  * @max_wr: WQEs the ring must hold
  * @max_sge: scatter entries per WQE
@@ -21,7 +21,7 @@
  *
  * Return: 0 or -ENOMEM.
  */
-int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
+int softrvt_rq_init(struct softrvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
 {
 	size_t bytes;
 
@@ -37,23 +37,23 @@ int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user)
 	rq->tail = 0;
 	rq->mmap_entry = NULL;
 
-	bytes = size_add(sizeof(struct rvt_rwq_header),
+	bytes = size_add(sizeof(struct softrvt_rwq_header),
 			 size_mul(rq->size, rq->stride));
 	if (bytes == SIZE_MAX)
 		return -ENOMEM;
 	rq->wq = user ? vmalloc_user(PAGE_ALIGN(bytes)) : vzalloc(bytes);
 	return rq->wq ? 0 : -ENOMEM;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_init);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_init);
 
 /**
- * rvt_rq_free - release a ring
+ * softrvt_rq_free - release a ring
  * @rq: the ring
  *
  * A mapped ring belongs to its mmap entry from then on, and is freed by
- * rvt_mmap_free() once no mmap() can still reach it.  Process context.
+ * softrvt_mmap_free() once no mmap() can still reach it.  Process context.
  */
-void rvt_rq_free(struct rvt_rq *rq)
+void softrvt_rq_free(struct softrvt_rq *rq)
 {
 	if (rq->mmap_entry)
 		rdma_user_mmap_entry_remove(rq->mmap_entry);
@@ -62,10 +62,10 @@ void rvt_rq_free(struct rvt_rq *rq)
 	rq->mmap_entry = NULL;
 	rq->wq = NULL;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_free);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_free);
 
 /**
- * rvt_rq_head - read and validate the producer index
+ * softrvt_rq_head - read and validate the producer index
  * @rq: the ring
  * @head: where to store the index
  *
@@ -75,7 +75,7 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rq_free);
  *
  * Return: 0, or -EIO when the index is out of range.
  */
-int rvt_rq_head(const struct rvt_rq *rq, u32 *head)
+int softrvt_rq_head(const struct softrvt_rq *rq, u32 *head)
 {
 	/* Acquire: pairs with the producer's release of the WQEs it wrote. */
 	u32 h = smp_load_acquire(&rq->wq->head.val);
@@ -85,29 +85,29 @@ int rvt_rq_head(const struct rvt_rq *rq, u32 *head)
 	*head = h;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_head);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_head);
 
 /**
- * rvt_rq_count - WQEs between two valid indices
+ * softrvt_rq_count - WQEs between two valid indices
  * @rq: the ring
  * @head: producer index, < @rq->size
  * @tail: consumer index, < @rq->size
  *
  * Return: the number of posted, unconsumed WQEs.
  */
-u32 rvt_rq_count(const struct rvt_rq *rq, u32 head, u32 tail)
+u32 softrvt_rq_count(const struct softrvt_rq *rq, u32 head, u32 tail)
 {
 	return head >= tail ? head - tail : rq->size - tail + head;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_count);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_count);
 
-static u32 rvt_rq_next(const struct rvt_rq *rq, u32 index)
+static u32 softrvt_rq_next(const struct softrvt_rq *rq, u32 index)
 {
 	return ++index == rq->size ? 0 : index;
 }
 
 /**
- * rvt_rq_post - append a chain of receive WRs
+ * softrvt_rq_post - append a chain of receive WRs
  * @rq: the ring
  * @wr: the first WR of the chain
  * @bad_wr: set to the first WR not posted
@@ -118,15 +118,15 @@ static u32 rvt_rq_next(const struct rvt_rq *rq, u32 index)
  * Return: 0, -EINVAL for too many SGEs, -ENOMEM for a full ring, -EIO
  * for a corrupt producer index.
  */
-int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
-		const struct ib_recv_wr **bad_wr)
+int softrvt_rq_post(struct softrvt_rq *rq, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
 {
 	unsigned long flags;
 	int ret = 0;
 	u32 head;
 
 	spin_lock_irqsave(&rq->lock, flags);
-	ret = rvt_rq_head(rq, &head);
+	ret = softrvt_rq_head(rq, &head);
 	for (; !ret && wr; wr = wr->next) {
 		struct rvt_rwqe *wqe;
 		u32 next;
@@ -136,7 +136,7 @@ int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
 			ret = -EINVAL;
 			break;
 		}
-		next = rvt_rq_next(rq, head);
+		next = softrvt_rq_next(rq, head);
 		if (unlikely(next == rq->tail)) {
 			ret = -ENOMEM;
 			break;
@@ -162,10 +162,10 @@ int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_post);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_post);
 
 /**
- * rvt_rq_pop_locked - take the oldest WQE off a ring
+ * softrvt_rq_pop_locked - take the oldest WQE off a ring
  * @rq: the ring, with @rq->lock held
  * @wqe: a buffer of @rq->stride bytes that receives a copy of the WQE
  *
@@ -175,14 +175,14 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_rq_post);
  * Return: the number of WQEs left, -ENOENT if the ring was empty, -EIO if
  * the producer index or the WQE is corrupt.
  */
-int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe)
+int softrvt_rq_pop_locked(struct softrvt_rq *rq, struct rvt_rwqe *wqe)
 {
 	u32 head;
 	int ret;
 
 	lockdep_assert_held(&rq->lock);
 
-	ret = rvt_rq_head(rq, &head);
+	ret = softrvt_rq_head(rq, &head);
 	if (ret)
 		return ret;
 	if (head == rq->tail)
@@ -192,40 +192,40 @@ int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe)
 	if (unlikely(wqe->num_sge > rq->max_sge))
 		return -EIO;
 
-	rq->tail = rvt_rq_next(rq, rq->tail);
+	rq->tail = softrvt_rq_next(rq, rq->tail);
 	/* Release: a user producer may reuse the slot once it sees this. */
 	smp_store_release(&rq->wq->tail.val, rq->tail);
-	return rvt_rq_count(rq, head, rq->tail);
+	return softrvt_rq_count(rq, head, rq->tail);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_pop_locked);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_pop_locked);
 
 /**
- * rvt_rq_resize_locked - move a ring's outstanding WQEs into another ring
+ * softrvt_rq_resize_locked - move a ring's outstanding WQEs into another ring
  * @rq: the ring in use, with @rq->lock held
- * @new: an empty ring from rvt_rq_init() with the same max_sge
+ * @new: an empty ring from softrvt_rq_init() with the same max_sge
  *
  * Outstanding WQEs keep their order and start at slot 0 of the new ring,
  * then the two rings are exchanged, so that on success @new holds the
  * old ring and on failure the unused new one; either way the caller
- * releases @new with rvt_rq_free() outside the lock.
+ * releases @new with softrvt_rq_free() outside the lock.
  *
  * Return: 0, -EINVAL if the outstanding WQEs do not fit, or -EIO for a
  * corrupt producer index.
  */
-int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new)
+int softrvt_rq_resize_locked(struct softrvt_rq *rq, struct softrvt_rq *new)
 {
 	u32 head, tail, n;
 	int ret;
 
 	lockdep_assert_held(&rq->lock);
 
-	ret = rvt_rq_head(rq, &head);
+	ret = softrvt_rq_head(rq, &head);
 	if (ret)
 		return ret;
-	if (rvt_rq_count(rq, head, rq->tail) >= new->size)
+	if (softrvt_rq_count(rq, head, rq->tail) >= new->size)
 		return -EINVAL;
 	for (n = 0, tail = rq->tail; tail != head;
-	     tail = rvt_rq_next(rq, tail), n++)
+	     tail = softrvt_rq_next(rq, tail), n++)
 		memcpy(rvt_get_rwqe_ptr(new, n), rvt_get_rwqe_ptr(rq, tail),
 		       rq->stride);
 	new->wq->head.val = n;
@@ -238,22 +238,22 @@ int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new)
 	swap(rq->mmap_entry, new->mmap_entry);
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_rq_resize_locked);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_rq_resize_locked);
 
 /**
- * rvt_rq_mmap_bytes - the length userspace maps for a ring
+ * softrvt_rq_mmap_bytes - the length userspace maps for a ring
  * @rq: the ring
  *
  * Return: the page-aligned size of the allocation behind @rq->wq.
  */
-size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq)
+size_t softrvt_rq_mmap_bytes(const struct softrvt_rq *rq)
 {
-	return PAGE_ALIGN(sizeof(struct rvt_rwq_header) +
+	return PAGE_ALIGN(sizeof(struct softrvt_rwq_header) +
 			  (size_t)rq->size * rq->stride);
 }
 
 /**
- * rvt_rq_pop_wr_id - discard the oldest WQE, keeping only its wr_id
+ * softrvt_rq_pop_wr_id - discard the oldest WQE, keeping only its wr_id
  * @rq: the ring
  * @wr_id: where to store the WQE's wr_id
  *
@@ -262,20 +262,20 @@ size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq)
  *
  * Return: 0, -ENOENT if the ring is empty, -EIO if it is corrupt.
  */
-int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
+int softrvt_rq_pop_wr_id(struct softrvt_rq *rq, u64 *wr_id)
 {
 	unsigned long flags;
 	u32 head;
 	int ret;
 
 	spin_lock_irqsave(&rq->lock, flags);
-	ret = rvt_rq_head(rq, &head);
+	ret = softrvt_rq_head(rq, &head);
 	if (!ret && head == rq->tail)
 		ret = -ENOENT;
 	if (!ret) {
 		*wr_id = rvt_get_rwqe_ptr(rq, rq->tail)->wr_id;
-		rq->tail = rvt_rq_next(rq, rq->tail);
-		/* Release: as in rvt_rq_pop_locked(). */
+		rq->tail = softrvt_rq_next(rq, rq->tail);
+		/* Release: as in softrvt_rq_pop_locked(). */
 		smp_store_release(&rq->wq->tail.val, rq->tail);
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
@@ -283,7 +283,7 @@ int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
 }
 
 /**
- * rvt_rq_posted - how many WQEs a ring holds right now
+ * softrvt_rq_posted - how many WQEs a ring holds right now
  * @rq: the ring
  *
  * A flush completes this many WQEs and no more: a user producer can keep
@@ -293,26 +293,26 @@ int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id)
  *
  * Return: the number of posted WQEs, 0 if the producer index is corrupt.
  */
-u32 rvt_rq_posted(struct rvt_rq *rq)
+u32 softrvt_rq_posted(struct softrvt_rq *rq)
 {
 	unsigned long flags;
 	u32 head, n = 0;
 
 	spin_lock_irqsave(&rq->lock, flags);
-	if (!rvt_rq_head(rq, &head))
-		n = rvt_rq_count(rq, head, rq->tail);
+	if (!softrvt_rq_head(rq, &head))
+		n = softrvt_rq_count(rq, head, rq->tail);
 	spin_unlock_irqrestore(&rq->lock, flags);
 	return n;
 }
 
 /**
- * rvt_rq_reset - empty a ring without completing its WQEs
+ * softrvt_rq_reset - empty a ring without completing its WQEs
  * @rq: the ring
  *
  * For the move to RESET, which discards posted WQEs.  Both indices are
  * written, as userspace restarts its producer at 0 too.
  */
-void rvt_rq_reset(struct rvt_rq *rq)
+void softrvt_rq_reset(struct softrvt_rq *rq)
 {
 	unsigned long flags;
 

@@ -3,14 +3,14 @@
  * The send engine and the same-device path.
  *
  * Each QP has a work item that runs its send queue in order.  A WQE for a
- * QP of the same device is executed by rvt_ruc_loopback(): the payload is
+ * QP of the same device is executed by softrvt_ruc_loopback(): the payload is
  * copied straight between the two QPs' memory, with no packets, and both
  * sides complete as the IB transport would have them complete.
  *
  * The engine runs in process context, on an unbound workqueue or in the
  * system call of a process posting to a QP of the device, one WQE at a
  * time per QP; it holds no lock while copying.  Each run is budgeted
- * (rvt_engine()): a message of up to 2 GiB is copied or sent over many
+ * (softrvt_engine()): a message of up to 2 GiB is copied or sent over many
  * runs, so that no caller holds a CPU for long.
  */
 
@@ -35,16 +35,16 @@
  * a run does a MiB of it, which takes milliseconds, and the workqueue
  * does the rest one run after another, rescheduling between them.
  */
-#define RVT_SEND_BUDGET		64
-#define RVT_SEND_BYTES_BUDGET	SZ_1M
-#define RVT_SEND_PKTS_BUDGET	256
+#define SOFTRVT_SEND_BUDGET		64
+#define SOFTRVT_SEND_BYTES_BUDGET	SZ_1M
+#define SOFTRVT_SEND_PKTS_BUDGET	256
 /* Received packets one run of the engine handles. */
-#define RVT_RX_BUDGET		256
+#define SOFTRVT_RX_BUDGET		256
 
-static struct workqueue_struct *rvt_wq;
+static struct workqueue_struct *softrvt_wq;
 
 /* The IB spec's RNR NAK timer encoding (table 45), in microseconds. */
-const u32 rvt_rnr_usec[32] = {
+const u32 softrvt_rnr_usec[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120,
 	160, 240, 320, 480, 640, 960, 1280, 1920,
 	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
@@ -56,7 +56,7 @@ const u32 rvt_rnr_usec[32] = {
  * means "wait for ever"; softrvt then waits the longest one, about 2.4 h
  * rather than never giving up.
  */
-unsigned long rvt_ack_timeout(u8 timeout)
+unsigned long softrvt_ack_timeout(u8 timeout)
 {
 	u64 ns = 4096ULL << (timeout ? min_t(u8, timeout, 31) : 31);
 
@@ -64,74 +64,74 @@ unsigned long rvt_ack_timeout(u8 timeout)
 }
 
 /**
- * rvt_ruc_init - create the engine's workqueue
+ * softrvt_ruc_init - create the engine's workqueue
  *
  * Return: 0 or -ENOMEM.
  */
-int rvt_ruc_init(void)
+int softrvt_ruc_init(void)
 {
-	rvt_wq = alloc_workqueue("softrvt", WQ_UNBOUND, 0);
-	return rvt_wq ? 0 : -ENOMEM;
+	softrvt_wq = alloc_workqueue("softrvt", WQ_UNBOUND, 0);
+	return softrvt_wq ? 0 : -ENOMEM;
 }
 
 /**
- * rvt_ruc_exit - destroy the engine's workqueue; every QP is gone
+ * softrvt_ruc_exit - destroy the engine's workqueue; every QP is gone
  */
-void rvt_ruc_exit(void)
+void softrvt_ruc_exit(void)
 {
-	destroy_workqueue(rvt_wq);
+	destroy_workqueue(softrvt_wq);
 }
 
 /**
- * rvt_schedule_send - make the QP's send engine run
+ * softrvt_schedule_send - make the QP's send engine run
  * @qp: the QP
  *
  * Any context.
  */
-void rvt_schedule_send(struct rvt_qp *qp)
+void softrvt_schedule_send(struct softrvt_qp *qp)
 {
-	queue_work(rvt_wq, &qp->send_work);
+	queue_work(softrvt_wq, &qp->send_work);
 }
 
 /**
- * rvt_rnr_timer_fn - an RNR wait is over: retry the WQE
+ * softrvt_rnr_timer_fn - an RNR wait is over: retry the WQE
  * @t: the QP's rnr_timer
  */
-void rvt_rnr_timer_fn(struct timer_list *t)
+void softrvt_rnr_timer_fn(struct timer_list *t)
 {
-	struct rvt_qp *qp = timer_container_of(qp, t, rnr_timer);
+	struct softrvt_qp *qp = timer_container_of(qp, t, rnr_timer);
 
-	set_bit(RVT_S_RNR_DONE, &qp->s_flags);
-	rvt_schedule_send(qp);
+	set_bit(SOFTRVT_S_RNR_DONE, &qp->s_flags);
+	softrvt_schedule_send(qp);
 }
 
 /**
- * rvt_get_rwqe - consume the next receive WQE of a QP
+ * softrvt_get_rwqe - consume the next receive WQE of a QP
  * @qp: the responder QP
- * @wqe: room for a WQE with RVT_MAX_SGE entries
+ * @wqe: room for a WQE with SOFTRVT_MAX_SGE entries
  *
  * Takes from the QP's SRQ if it has one, or an XRC TGT QP's from the SRQ
  * of the request being handled.  Any context.
  *
  * Return: 0, -ENOENT if none is posted, -EIO if the ring is corrupt.
  */
-int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe)
+int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe)
 {
 	unsigned long flags;
 	int ret;
 
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		return qp->r_xsrq ? rvt_srq_get_rwqe(qp->r_xsrq, wqe) : -EIO;
+		return qp->r_xsrq ? softrvt_srq_get_rwqe(qp->r_xsrq, wqe) : -EIO;
 	if (qp->ibqp.srq)
-		return rvt_srq_get_rwqe(ibsrq_to_rvtsrq(qp->ibqp.srq), wqe);
+		return softrvt_srq_get_rwqe(ibsrq_to_rvtsrq(qp->ibqp.srq), wqe);
 
 	spin_lock_irqsave(&qp->r_rq.lock, flags);
-	ret = rvt_rq_pop_locked(&qp->r_rq, wqe);
+	ret = softrvt_rq_pop_locked(&qp->r_rq, wqe);
 	spin_unlock_irqrestore(&qp->r_rq.lock, flags);
 	return ret < 0 ? ret : 0;
 }
 
-static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
+static enum ib_wc_opcode softrvt_wc_opcode(enum ib_wr_opcode op)
 {
 	switch (op) {
 	case IB_WR_RDMA_WRITE:
@@ -159,20 +159,20 @@ static enum ib_wc_opcode rvt_wc_opcode(enum ib_wr_opcode op)
 }
 
 /**
- * rvt_send_complete - report a finished send WQE
+ * softrvt_send_complete - report a finished send WQE
  * @qp: the QP
  * @wqe: a copy of the WQE, already off the send queue
  * @status: how it ended
  *
  * Successful unsignaled WQEs complete silently; errors always complete.
  */
-void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
-		       enum ib_wc_status status)
+void softrvt_send_complete(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
+			   enum ib_wc_status status)
 {
 	struct ib_wc wc = {
 		.wr_id = wqe->wr_id,
 		.status = status,
-		.opcode = rvt_wc_opcode(wqe->opcode),
+		.opcode = softrvt_wc_opcode(wqe->opcode),
 		.byte_len = wqe->length,
 		.qp = &qp->ibqp,
 		.port_num = 1,
@@ -180,16 +180,16 @@ void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
 
 	if (status == IB_WC_SUCCESS && !(wqe->send_flags & IB_SEND_SIGNALED))
 		return;
-	rvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.send_cq), &wc, false);
+	softrvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.send_cq), &wc, false);
 }
 
-static bool rvt_is_ud(const struct rvt_qp *qp)
+static bool softrvt_is_ud(const struct softrvt_qp *qp)
 {
-	return rvt_is_ud_type(qp->ibqp.qp_type);
+	return softrvt_is_ud_type(qp->ibqp.qp_type);
 }
 
 /* The type of QP the peer of a connected QP has. */
-static enum ib_qp_type rvt_peer_type(enum ib_qp_type type)
+static enum ib_qp_type softrvt_peer_type(enum ib_qp_type type)
 {
 	if (type == IB_QPT_XRC_INI)
 		return IB_QPT_XRC_TGT;
@@ -197,8 +197,8 @@ static enum ib_qp_type rvt_peer_type(enum ib_qp_type type)
 }
 
 /* Whether @qp may receive what @sqp sends. */
-static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
-			    const struct rvt_swqe *wqe)
+static bool softrvt_ruc_peer_ok(const struct softrvt_qp *sqp, const struct softrvt_qp *qp,
+				const struct softrvt_swqe *wqe)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 qkey;
@@ -207,10 +207,10 @@ static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
 	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
 	    state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return false;
-	if (!rvt_is_ud(sqp))
-		return qp->ibqp.qp_type == rvt_peer_type(sqp->ibqp.qp_type) &&
+	if (!softrvt_is_ud(sqp))
+		return qp->ibqp.qp_type == softrvt_peer_type(sqp->ibqp.qp_type) &&
 		       qp->attr.dest_qp_num == sqp->ibqp.qp_num;
-	if (!rvt_is_ud(qp))
+	if (!softrvt_is_ud(qp))
 		return false;
 	/* A Q_Key with the high bit set means "use the sender's own". */
 	qkey = (wqe->remote_qkey & 0x80000000) ? sqp->attr.qkey :
@@ -219,7 +219,7 @@ static bool rvt_ruc_peer_ok(const struct rvt_qp *sqp, const struct rvt_qp *qp,
 }
 
 /* Resolve the sender's local list: it is read, or written by READ/atomics. */
-static int rvt_ruc_local_sge(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+static int softrvt_ruc_local_sge(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 {
 	int access = 0;
 
@@ -229,39 +229,39 @@ static int rvt_ruc_local_sge(struct rvt_qp *sqp, struct rvt_swqe *wqe)
 		access = IB_ACCESS_LOCAL_WRITE;
 	if (!wqe->num_sge && wqe->length) {
 		/* A FLUSH's length is the range: it has nothing to send. */
-		rvt_sge_state_init_one(&sqp->s_sge, NULL,
-				       (uintptr_t)rvt_swqe_inline(wqe),
+		softrvt_sge_state_init_one(&sqp->s_sge, NULL,
+					   (uintptr_t)softrvt_swqe_inline(wqe),
 				       wqe->opcode == IB_WR_FLUSH ? 0 :
 								   wqe->length);
 		return 0;
 	}
-	return rvt_sge_state_init(&sqp->s_sge, sqp->ibqp.pd, wqe->sg_list,
+	return softrvt_sge_state_init(&sqp->s_sge, sqp->ibqp.pd, wqe->sg_list,
 				  wqe->num_sge, access);
 }
 
 /* Resolve the responder's region for RDMA and atomics. */
-static int rvt_ruc_remote_sge(struct rvt_qp *sqp, struct rvt_qp *qp,
-			      struct rvt_swqe *wqe, u32 len, int access)
+static int softrvt_ruc_remote_sge(struct softrvt_qp *sqp, struct softrvt_qp *qp,
+				  struct softrvt_swqe *wqe, u32 len, int access)
 {
-	struct rvt_mr *mr = NULL;
+	struct softrvt_mr *mr = NULL;
 
 	if (!(qp->attr.qp_access_flags & access))
 		return -EACCES;
-	if (len && rvt_rkey_lookup(qp, wqe->rkey, wqe->remote_addr, len,
-				   access, &mr))
+	if (len && softrvt_rkey_lookup(qp, wqe->rkey, wqe->remote_addr, len,
+				       access, &mr))
 		return -EACCES;
-	rvt_sge_state_init_one(&sqp->r_sge, mr, wqe->remote_addr, len);
+	softrvt_sge_state_init_one(&sqp->r_sge, mr, wqe->remote_addr, len);
 	return 0;
 }
 
-static void rvt_ruc_atomic(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+static void softrvt_ruc_atomic(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
-	struct rvt_sge *sge = &sqp->r_sge.sge[0];
+	struct softrvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
+	struct softrvt_sge *sge = &sqp->r_sge.sge[0];
 	u64 *target, old;
 	u32 avail;
 
-	target = rvt_mr_map(sge->mr, sge->iova, sizeof(u64), &avail);
+	target = softrvt_mr_map(sge->mr, sge->iova, sizeof(u64), &avail);
 	spin_lock(&rdi->atomic_lock);
 	old = READ_ONCE(*target);
 	if (wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
@@ -269,17 +269,17 @@ static void rvt_ruc_atomic(struct rvt_qp *sqp, struct rvt_swqe *wqe)
 	else if (old == wqe->compare_add)
 		WRITE_ONCE(*target, wqe->swap);
 	spin_unlock(&rdi->atomic_lock);
-	rvt_mr_unmap(sge->mr, target);
-	rvt_copy_to_sge(&sqp->s_sge, &old, sizeof(old));
+	softrvt_mr_unmap(sge->mr, target);
+	softrvt_copy_to_sge(&sqp->s_sge, &old, sizeof(old));
 }
 
 /* Deliver a receive completion at the responder. */
-static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
-				  struct rvt_swqe *wqe, u32 byte_len,
+static void softrvt_ruc_recv_complete(struct softrvt_qp *sqp, struct softrvt_qp *qp,
+				      struct softrvt_swqe *wqe, u32 byte_len,
 				  enum ib_wc_status status,
 				  enum rdma_network_type net_type)
 {
-	struct rvt_cq *cq = rvt_qp_rx_cq(qp);
+	struct softrvt_cq *cq = softrvt_qp_rx_cq(qp);
 	struct ib_wc wc = {
 		.wr_id = sqp->r_wqe->wr_id,
 		.status = status,
@@ -306,13 +306,13 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
 			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 			wc.ex.invalidate_rkey = wqe->rkey;
 		}
-		if (rvt_is_ud(qp)) {
+		if (softrvt_is_ud(qp)) {
 			wc.wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 			wc.network_hdr_type = net_type;
 		}
 	}
-	rvt_cq_enter(cq, &wc,
-		     status != IB_WC_SUCCESS ||
+	softrvt_cq_enter(cq, &wc,
+			 status != IB_WC_SUCCESS ||
 		     (wqe->send_flags & IB_SEND_SOLICITED));
 }
 
@@ -321,9 +321,9 @@ static void rvt_ruc_recv_complete(struct rvt_qp *sqp, struct rvt_qp *qp,
  * with @rstatus; a connected responder also goes to ERR.  An RC requester
  * sees @sstatus, UC and UD requesters never hear of it.
  */
-static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
-						 struct rvt_qp *qp,
-						 struct rvt_swqe *wqe,
+static enum ib_wc_status softrvt_ruc_responder_error(struct softrvt_qp *sqp,
+						     struct softrvt_qp *qp,
+						 struct softrvt_swqe *wqe,
 						 bool took_rwqe,
 						 enum ib_wc_status rstatus,
 						 enum ib_wc_status sstatus)
@@ -331,8 +331,8 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 	enum ib_event_type event;
 
 	if (took_rwqe)
-		rvt_ruc_recv_complete(sqp, qp, wqe, 0, rstatus, 0);
-	if (rvt_is_ud(qp))
+		softrvt_ruc_recv_complete(sqp, qp, wqe, 0, rstatus, 0);
+	if (softrvt_is_ud(qp))
 		return IB_WC_SUCCESS;
 	/* The responder's affiliated events, IB spec 11.6.3.1. */
 	switch (sstatus) {
@@ -350,12 +350,12 @@ static enum ib_wc_status rvt_ruc_responder_error(struct rvt_qp *sqp,
 		  "QP %u: request of QP %u refused (%s): QP to ERR\n",
 		  qp->ibqp.qp_num, sqp->ibqp.qp_num,
 		  ib_wc_status_msg(sstatus));
-	rvt_qp_set_error(qp, event);
-	return rvt_is_rc_req(sqp->ibqp.qp_type) ? sstatus : IB_WC_SUCCESS;
+	softrvt_qp_set_error(qp, event);
+	return softrvt_is_rc_req(sqp->ibqp.qp_type) ? sstatus : IB_WC_SUCCESS;
 }
 
 /* The network a UD receive completion reports: the one of the AH's GIDs. */
-static enum rdma_network_type rvt_ruc_net_type(const struct rvt_swqe *wqe)
+static enum rdma_network_type softrvt_ruc_net_type(const struct softrvt_swqe *wqe)
 {
 	return ipv6_addr_v4mapped((struct in6_addr *)wqe->av.sgid.raw) ?
 	       RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
@@ -365,11 +365,11 @@ static enum rdma_network_type rvt_ruc_net_type(const struct rvt_swqe *wqe)
  * The GRH space of a UD receive buffer, as a RoCEv2 packet would fill it:
  * an IPv4 header in its last 20 bytes for IPv4 GIDs, else an IPv6 header.
  */
-static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh)
+static void softrvt_ruc_build_grh(struct softrvt_swqe *wqe, u32 len, u8 *grh)
 {
-	memset(grh, 0, RVT_GRH_BYTES);
-	if (rvt_ruc_net_type(wqe) == RDMA_NETWORK_IPV4) {
-		struct iphdr *ip4 = (struct iphdr *)(grh + RVT_GRH_BYTES -
+	memset(grh, 0, SOFTRVT_GRH_BYTES);
+	if (softrvt_ruc_net_type(wqe) == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip4 = (struct iphdr *)(grh + SOFTRVT_GRH_BYTES -
 						     sizeof(*ip4));
 
 		ip4->version = 4;
@@ -397,16 +397,16 @@ static void rvt_ruc_build_grh(struct rvt_swqe *wqe, u32 len, u8 *grh)
 
 /*
  * Start @wqe against @qp; the sender's local list is resolved.  SEND,
- * WRITE and READ return RVT_RUC_MORE with both lists ready for their
- * payload (rvt_ruc_copy()), and the receive WQE they take, if any, in
+ * WRITE and READ return SOFTRVT_RUC_MORE with both lists ready for their
+ * payload (softrvt_ruc_copy()), and the receive WQE they take, if any, in
  * sqp->r_wqe; the others are done at once.
  */
-static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
-					   struct rvt_qp *qp,
-					   struct rvt_swqe *wqe,
+static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
+						   struct softrvt_qp *qp,
+					   struct softrvt_swqe *wqe,
 					   enum ib_wc_status *status)
 {
-	bool rc = rvt_is_rc_req(sqp->ibqp.qp_type);
+	bool rc = softrvt_is_rc_req(sqp->ibqp.qp_type);
 	bool need_rwqe = wqe->opcode == IB_WR_SEND ||
 			 wqe->opcode == IB_WR_SEND_WITH_IMM ||
 			 wqe->opcode == IB_WR_SEND_WITH_INV ||
@@ -416,16 +416,16 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 
 	*status = IB_WC_SUCCESS;
 	if (need_rwqe) {
-		ret = rvt_get_rwqe(qp, sqp->r_wqe);
+		ret = softrvt_get_rwqe(qp, sqp->r_wqe);
 		if (ret == -ENOENT) {
 			if (rc)
-				return RVT_RUC_RNR;
-			return RVT_RUC_DONE;	/* UC and UD drop it */
+				return SOFTRVT_RUC_RNR;
+			return SOFTRVT_RUC_DONE;	/* UC and UD drop it */
 		}
 		if (ret) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
-							  IB_WC_REM_OP_ERR);
-			return RVT_RUC_DONE;
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false, 0,
+							      IB_WC_REM_OP_ERR);
+			return SOFTRVT_RUC_DONE;
 		}
 	}
 
@@ -433,94 +433,94 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_SEND_WITH_INV: {
-		u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
-		u8 grh_buf[RVT_GRH_BYTES];
+		u32 grh = softrvt_is_ud(qp) ? SOFTRVT_GRH_BYTES : 0;
+		u8 grh_buf[SOFTRVT_GRH_BYTES];
 
-		if (rvt_sge_state_init(&sqp->r_sge, rvt_qp_rx_pd(qp),
-				       sqp->r_wqe->sg_list,
+		if (softrvt_sge_state_init(&sqp->r_sge, softrvt_qp_rx_pd(qp),
+					   sqp->r_wqe->sg_list,
 				       sqp->r_wqe->num_sge,
 				       IB_ACCESS_LOCAL_WRITE)) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
-							  IB_WC_LOC_PROT_ERR,
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
+							      IB_WC_LOC_PROT_ERR,
 							  IB_WC_REM_OP_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
 		if (sqp->r_sge.total_len < grh + len) {
-			rvt_sge_state_release(&sqp->r_sge);
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
-							  IB_WC_LOC_LEN_ERR,
+			softrvt_sge_state_release(&sqp->r_sge);
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
+							      IB_WC_LOC_LEN_ERR,
 							  IB_WC_REM_INV_REQ_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
 		if (grh) {
-			rvt_ruc_build_grh(wqe, len, grh_buf);
-			rvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
+			softrvt_ruc_build_grh(wqe, len, grh_buf);
+			softrvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
 		}
 		sqp->s_peer_rwqe = true;
-		return RVT_RUC_MORE;
+		return SOFTRVT_RUC_MORE;
 	}
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
-				       IB_ACCESS_REMOTE_WRITE)) {
+		if (softrvt_ruc_remote_sge(sqp, qp, wqe, len,
+					   IB_ACCESS_REMOTE_WRITE)) {
 			/* IBA 11.6.2: the receive's "Local Access Error". */
-			*status = rvt_ruc_responder_error(sqp, qp, wqe,
-							  need_rwqe,
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe,
+							      need_rwqe,
 							  IB_WC_LOC_ACCESS_ERR,
 							  IB_WC_REM_ACCESS_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
 		sqp->s_peer_rwqe = need_rwqe;
-		return RVT_RUC_MORE;
+		return SOFTRVT_RUC_MORE;
 	case IB_WR_RDMA_READ:
 		if (!qp->attr.max_dest_rd_atomic) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
-							  0,
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
+							      0,
 							  IB_WC_REM_INV_REQ_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
-		if (rvt_ruc_remote_sge(sqp, qp, wqe, len,
-				       IB_ACCESS_REMOTE_READ)) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
-							  0,
+		if (softrvt_ruc_remote_sge(sqp, qp, wqe, len,
+					   IB_ACCESS_REMOTE_READ)) {
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
+							      0,
 							  IB_WC_REM_ACCESS_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
 		sqp->s_peer_rwqe = false;
-		return RVT_RUC_MORE;
+		return SOFTRVT_RUC_MORE;
 	case IB_WR_FLUSH:
 	case IB_WR_ATOMIC_WRITE:
 		ret = wqe->opcode == IB_WR_FLUSH ?
-		      rvt_placement_flush(qp, wqe->rkey, wqe->remote_addr, len,
-					  wqe->flush_type, wqe->flush_level) :
-		      rvt_placement_atomic_write(qp, wqe->rkey,
-						 wqe->remote_addr,
+		      softrvt_placement_flush(qp, wqe->rkey, wqe->remote_addr, len,
+					      wqe->flush_type, wqe->flush_level) :
+		      softrvt_placement_atomic_write(qp, wqe->rkey,
+						     wqe->remote_addr,
 						 wqe->compare_add);
 		if (ret)
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
-							  0,
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
+							      0,
 							  ret == -EACCES ?
 							  IB_WC_REM_ACCESS_ERR :
 							  IB_WC_REM_INV_REQ_ERR);
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	default:	/* atomics */
 		if (!qp->attr.max_dest_rd_atomic ||
 		    (wqe->remote_addr & (sizeof(u64) - 1))) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
-							  0,
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
+							      0,
 							  IB_WC_REM_INV_REQ_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
-		if (rvt_ruc_remote_sge(sqp, qp, wqe, sizeof(u64),
-				       IB_ACCESS_REMOTE_ATOMIC)) {
-			*status = rvt_ruc_responder_error(sqp, qp, wqe, false,
-							  0,
+		if (softrvt_ruc_remote_sge(sqp, qp, wqe, sizeof(u64),
+					   IB_ACCESS_REMOTE_ATOMIC)) {
+			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
+							      0,
 							  IB_WC_REM_ACCESS_ERR);
-			return RVT_RUC_DONE;
+			return SOFTRVT_RUC_DONE;
 		}
-		rvt_ruc_atomic(sqp, wqe);
-		rvt_sge_state_release(&sqp->r_sge);
-		return RVT_RUC_DONE;
+		softrvt_ruc_atomic(sqp, wqe);
+		softrvt_sge_state_release(&sqp->r_sge);
+		return SOFTRVT_RUC_DONE;
 	}
 }
 
@@ -529,68 +529,68 @@ static enum rvt_ruc_result rvt_ruc_execute(struct rvt_qp *sqp,
  * responder, and a SEND with invalidate invalidates, as the wire's
  * responder does once the data is in.
  */
-static enum rvt_ruc_result rvt_ruc_finish(struct rvt_qp *sqp,
-					  struct rvt_qp *qp,
-					  struct rvt_swqe *wqe,
+static enum softrvt_ruc_result softrvt_ruc_finish(struct softrvt_qp *sqp,
+						  struct softrvt_qp *qp,
+					  struct softrvt_swqe *wqe,
 					  enum ib_wc_status *status)
 {
-	u32 grh = rvt_is_ud(qp) ? RVT_GRH_BYTES : 0;
+	u32 grh = softrvt_is_ud(qp) ? SOFTRVT_GRH_BYTES : 0;
 
 	*status = IB_WC_SUCCESS;
 	if (!sqp->s_peer_rwqe)
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	if (wqe->opcode == IB_WR_SEND_WITH_INV &&
-	    rvt_rkey_invalidate(qp, wqe->rkey)) {
-		*status = rvt_ruc_responder_error(sqp, qp, wqe, true,
-						  IB_WC_REM_INV_REQ_ERR,
+	    softrvt_rkey_invalidate(qp, wqe->rkey)) {
+		*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
+						      IB_WC_REM_INV_REQ_ERR,
 						  IB_WC_REM_INV_REQ_ERR);
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	}
-	rvt_ruc_recv_complete(sqp, qp, wqe, grh + wqe->length, IB_WC_SUCCESS,
-			      grh ? rvt_ruc_net_type(wqe) : RDMA_NETWORK_IB);
-	return RVT_RUC_DONE;
+	softrvt_ruc_recv_complete(sqp, qp, wqe, grh + wqe->length, IB_WC_SUCCESS,
+				  grh ? softrvt_ruc_net_type(wqe) : RDMA_NETWORK_IB);
+	return SOFTRVT_RUC_DONE;
 }
 
 /*
- * A message was left half copied (rvt_ruc_drop_msg()): the receive WQE it
+ * A message was left half copied (softrvt_ruc_drop_msg()): the receive WQE it
  * took completes as flushed if the responder is in ERR, with the IB spec's
  * Remote Aborted Error if it still receives (the requester stopped sending
  * it), and not at all once it is in RESET.
  */
-static void rvt_ruc_abort(struct rvt_qp *sqp, struct rvt_qp *qp,
-			  struct rvt_swqe *wqe)
+static void softrvt_ruc_abort(struct softrvt_qp *sqp, struct softrvt_qp *qp,
+			      struct softrvt_swqe *wqe)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
 	if (!sqp->s_peer_rwqe || state == IB_QPS_RESET ||
 	    state == IB_QPS_INIT)
 		return;
-	rvt_ruc_recv_complete(sqp, qp, wqe, 0,
-			      state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR :
+	softrvt_ruc_recv_complete(sqp, qp, wqe, 0,
+				  state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR :
 						    IB_WC_REM_ABORT_ERR,
 			      RDMA_NETWORK_IB);
 }
 
 /* The responder's parts of a same-device message. */
-enum rvt_ruc_step {
-	RVT_RUC_BEGIN,		/* rvt_ruc_execute() */
-	RVT_RUC_FINISH,		/* rvt_ruc_finish() */
-	RVT_RUC_ABORT,		/* rvt_ruc_abort() */
+enum softrvt_ruc_step {
+	SOFTRVT_RUC_BEGIN,		/* softrvt_ruc_execute() */
+	SOFTRVT_RUC_FINISH,		/* softrvt_ruc_finish() */
+	SOFTRVT_RUC_ABORT,		/* softrvt_ruc_abort() */
 };
 
-static enum rvt_ruc_result rvt_ruc_step(struct rvt_qp *sqp, struct rvt_qp *qp,
-					struct rvt_swqe *wqe,
+static enum softrvt_ruc_result softrvt_ruc_step(struct softrvt_qp *sqp, struct softrvt_qp *qp,
+						struct softrvt_swqe *wqe,
 					enum ib_wc_status *status,
-					enum rvt_ruc_step step)
+					enum softrvt_ruc_step step)
 {
 	switch (step) {
-	case RVT_RUC_BEGIN:
-		return rvt_ruc_execute(sqp, qp, wqe, status);
-	case RVT_RUC_FINISH:
-		return rvt_ruc_finish(sqp, qp, wqe, status);
+	case SOFTRVT_RUC_BEGIN:
+		return softrvt_ruc_execute(sqp, qp, wqe, status);
+	case SOFTRVT_RUC_FINISH:
+		return softrvt_ruc_finish(sqp, qp, wqe, status);
 	default:
-		rvt_ruc_abort(sqp, qp, wqe);
-		return RVT_RUC_DONE;
+		softrvt_ruc_abort(sqp, qp, wqe);
+		return SOFTRVT_RUC_DONE;
 	}
 }
 
@@ -601,50 +601,50 @@ static enum rvt_ruc_result rvt_ruc_step(struct rvt_qp *sqp, struct rvt_qp *qp,
  * sender of the device and the QP's own engine may both be at it:
  * r_xrc_mutex.
  */
-static enum rvt_ruc_result rvt_ruc_respond(struct rvt_qp *sqp,
-					   struct rvt_qp *qp,
-					   struct rvt_swqe *wqe,
+static enum softrvt_ruc_result softrvt_ruc_respond(struct softrvt_qp *sqp,
+						   struct softrvt_qp *qp,
+					   struct softrvt_swqe *wqe,
 					   enum ib_wc_status *status,
-					   enum rvt_ruc_step step)
+					   enum softrvt_ruc_step step)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
-	enum rvt_ruc_result res = RVT_RUC_DONE;
-	struct rvt_srq *srq;
+	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	enum softrvt_ruc_result res = SOFTRVT_RUC_DONE;
+	struct softrvt_srq *srq;
 
 	if (qp->ibqp.qp_type != IB_QPT_XRC_TGT)
-		return rvt_ruc_step(sqp, qp, wqe, status, step);
+		return softrvt_ruc_step(sqp, qp, wqe, status, step);
 
 	mutex_lock(&qp->r_xrc_mutex);
-	srq = rvt_xsrq_get(rdi, wqe->xrc_srqn, qp->xrcd);
+	srq = softrvt_xsrq_get(rdi, wqe->xrc_srqn, qp->xrcd);
 	if (srq) {
 		qp->r_xsrq = srq;
-		res = rvt_ruc_step(sqp, qp, wqe, status, step);
+		res = softrvt_ruc_step(sqp, qp, wqe, status, step);
 		qp->r_xsrq = NULL;
-	} else if (step != RVT_RUC_ABORT) {
+	} else if (step != SOFTRVT_RUC_ABORT) {
 		/* Traced as a wire packet's would be: no headers here. */
-		rvt_qp_drop(qp, RVT_CNT_DROP_BAD_XRC_SRQ, NULL);
-		*status = rvt_ruc_responder_error(sqp, qp, wqe, false, 0,
-						  IB_WC_REM_INV_REQ_ERR);
+		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_XRC_SRQ, NULL);
+		*status = softrvt_ruc_responder_error(sqp, qp, wqe, false, 0,
+						      IB_WC_REM_INV_REQ_ERR);
 	}
 	mutex_unlock(&qp->r_xrc_mutex);
-	rvt_xsrq_put(srq);
+	softrvt_xsrq_put(srq);
 	return res;
 }
 
 /*
  * The sender is done with its responder @qp, and with its own list.
  * A responder that entered ERR while it was counted in r_senders may owe
- * its last-WQE event, see rvt_ruc_last_wqe().
+ * its last-WQE event, see softrvt_ruc_last_wqe().
  */
-static void rvt_ruc_put_peer(struct rvt_qp *sqp, struct rvt_qp *qp)
+static void softrvt_ruc_put_peer(struct softrvt_qp *sqp, struct softrvt_qp *qp)
 {
 	atomic_dec(&qp->r_senders);
 	/* Gone before the state is read. */
 	smp_mb__after_atomic();
 	if (qp->ibqp.srq && READ_ONCE(qp->state) == IB_QPS_ERR)
-		rvt_schedule_send(qp);
-	rvt_put_qp(qp);
-	rvt_sge_state_release(&sqp->s_sge);
+		softrvt_schedule_send(qp);
+	softrvt_put_qp(qp);
+	softrvt_sge_state_release(&sqp->s_sge);
 	sqp->s_peer = NULL;
 	sqp->s_peer_rwqe = false;
 }
@@ -653,30 +653,30 @@ static void rvt_ruc_put_peer(struct rvt_qp *sqp, struct rvt_qp *qp)
  * Let go of the same-device message in progress, at @wqe: the responder
  * left the states that receive, or the requester those that send.
  */
-static void rvt_ruc_drop_msg(struct rvt_qp *sqp, struct rvt_swqe *wqe)
+static void softrvt_ruc_drop_msg(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 {
-	struct rvt_qp *qp = sqp->s_peer;
+	struct softrvt_qp *qp = sqp->s_peer;
 	enum ib_wc_status unused;
 
 	if (!qp)
 		return;
-	rvt_sge_state_release(&sqp->r_sge);
-	rvt_ruc_respond(sqp, qp, wqe, &unused, RVT_RUC_ABORT);
-	rvt_ruc_put_peer(sqp, qp);
+	softrvt_sge_state_release(&sqp->r_sge);
+	softrvt_ruc_respond(sqp, qp, wqe, &unused, SOFTRVT_RUC_ABORT);
+	softrvt_ruc_put_peer(sqp, qp);
 	sqp->s_cur_off = 0;
 }
 
 /**
- * rvt_ruc_reset - drop the same-device message a QP was copying
+ * softrvt_ruc_reset - drop the same-device message a QP was copying
  * @qp: the requester, on its way to RESET, its engine stopped
  *
  * Its responder is let go of, which a destroy of that QP waits for.
  */
-void rvt_ruc_reset(struct rvt_qp *qp)
+void softrvt_ruc_reset(struct softrvt_qp *qp)
 {
 	/* An XRC TGT QP has no send queue, and never a message. */
 	if (qp->s_peer)
-		rvt_ruc_drop_msg(qp, rvt_get_swqe_ptr(qp, qp->s_tail));
+		softrvt_ruc_drop_msg(qp, softrvt_get_swqe_ptr(qp, qp->s_tail));
 }
 
 /*
@@ -686,47 +686,47 @@ void rvt_ruc_reset(struct rvt_qp *qp)
  * wire, which the next run may handle first.  Return: whether it is all
  * copied.
  */
-static bool rvt_ruc_copy(struct rvt_qp *sqp, struct rvt_swqe *wqe,
-			 struct rvt_budget *budget)
+static bool softrvt_ruc_copy(struct softrvt_qp *sqp, struct softrvt_swqe *wqe,
+			     struct softrvt_budget *budget)
 {
 	u32 len = wqe->length - sqp->s_cur_off;
 
-	if (!rvt_is_ud(sqp))
+	if (!softrvt_is_ud(sqp))
 		len = min(len, budget->bytes);
 	if (wqe->opcode == IB_WR_RDMA_READ)
-		rvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
+		softrvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
 	else
-		rvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
+		softrvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
 	sqp->s_cur_off += len;
-	rvt_budget_spend(budget, 0, len);
+	softrvt_budget_spend(budget, 0, len);
 	return sqp->s_cur_off == wqe->length;
 }
 
 /* No responder would answer: an RC requester times out and retries. */
-static enum rvt_ruc_result rvt_ruc_unanswered(struct rvt_qp *sqp,
-					      enum ib_wc_status *status)
+static enum softrvt_ruc_result softrvt_ruc_unanswered(struct softrvt_qp *sqp,
+						      enum ib_wc_status *status)
 {
 	/*
 	 * The peer may still be on its way to RTR; UC and UD packets are
 	 * simply lost.
 	 */
 	*status = IB_WC_SUCCESS;
-	return rvt_is_rc_req(sqp->ibqp.qp_type) ? RVT_RUC_RETRY :
-						  RVT_RUC_DONE;
+	return softrvt_is_rc_req(sqp->ibqp.qp_type) ? SOFTRVT_RUC_RETRY :
+						  SOFTRVT_RUC_DONE;
 }
 
 /*
  * Start @wqe: resolve the sender's list, find the responder and take what
- * the message needs of it.  RVT_RUC_MORE: s_peer holds the responder.
+ * the message needs of it.  SOFTRVT_RUC_MORE: s_peer holds the responder.
  */
-static enum rvt_ruc_result rvt_ruc_begin(struct rvt_qp *sqp,
-					 struct rvt_swqe *wqe,
+static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
+						 struct softrvt_swqe *wqe,
 					 enum ib_wc_status *status,
 					 u8 *rnr_timer)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
-	enum rvt_ruc_result res;
-	struct rvt_qp *qp;
+	struct softrvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
+	enum softrvt_ruc_result res;
+	struct softrvt_qp *qp;
 	u32 dqpn;
 
 	/* READ and atomics need initiator depth (max_rd_atomic). */
@@ -735,50 +735,50 @@ static enum rvt_ruc_result rvt_ruc_begin(struct rvt_qp *sqp,
 	     wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
 	    !sqp->attr.max_rd_atomic) {
 		*status = IB_WC_LOC_QP_OP_ERR;
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	}
-	if (rvt_ruc_local_sge(sqp, wqe)) {
+	if (softrvt_ruc_local_sge(sqp, wqe)) {
 		*status = IB_WC_LOC_PROT_ERR;
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	}
 	if (wqe->opcode == IB_WR_RDMA_READ &&
 	    sqp->s_sge.total_len < wqe->length) {
-		rvt_sge_state_release(&sqp->s_sge);
+		softrvt_sge_state_release(&sqp->s_sge);
 		*status = IB_WC_LOC_LEN_ERR;
-		return RVT_RUC_DONE;
+		return SOFTRVT_RUC_DONE;
 	}
 
-	dqpn = rvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
-	qp = rvt_lookup_qpn(rdi, dqpn);
+	dqpn = softrvt_is_ud(sqp) ? wqe->remote_qpn : sqp->attr.dest_qp_num;
+	qp = softrvt_lookup_qpn(rdi, dqpn);
 	if (!qp) {
-		rvt_sge_state_release(&sqp->s_sge);
-		return rvt_ruc_unanswered(sqp, status);
+		softrvt_sge_state_release(&sqp->s_sge);
+		return softrvt_ruc_unanswered(sqp, status);
 	}
 	atomic_inc(&qp->r_senders);
 	/* Seen by the responder's engine before we see its state. */
 	smp_mb__after_atomic();
-	if (!rvt_ruc_peer_ok(sqp, qp, wqe)) {
-		rvt_ruc_put_peer(sqp, qp);
-		return rvt_ruc_unanswered(sqp, status);
+	if (!softrvt_ruc_peer_ok(sqp, qp, wqe)) {
+		softrvt_ruc_put_peer(sqp, qp);
+		return softrvt_ruc_unanswered(sqp, status);
 	}
-	if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) && !rvt_is_ud(qp))
-		rvt_comm_est(qp);
-	res = rvt_ruc_respond(sqp, qp, wqe, status, RVT_RUC_BEGIN);
+	if (unlikely(READ_ONCE(qp->state) == IB_QPS_RTR) && !softrvt_is_ud(qp))
+		softrvt_comm_est(qp);
+	res = softrvt_ruc_respond(sqp, qp, wqe, status, SOFTRVT_RUC_BEGIN);
 	*rnr_timer = qp->attr.min_rnr_timer;
-	if (res == RVT_RUC_MORE)
+	if (res == SOFTRVT_RUC_MORE)
 		sqp->s_peer = qp;
 	else
-		rvt_ruc_put_peer(sqp, qp);
+		softrvt_ruc_put_peer(sqp, qp);
 	return res;
 }
 
 /**
- * rvt_ruc_loopback - execute a send WQE against a QP of the same device
+ * softrvt_ruc_loopback - execute a send WQE against a QP of the same device
  * @sqp: the requester
  * @wqe: the WQE at the head of its send queue
  * @budget: what the engine's run may still copy
  * @status: set to the requester's completion status
- * @rnr_timer: set to the responder's min_rnr_timer on RVT_RUC_RNR
+ * @rnr_timer: set to the responder's min_rnr_timer on SOFTRVT_RUC_RNR
  *
  * A message is copied from s_cur_off on as far as @budget lets; the
  * engine's next run goes on with it, the responder held in s_peer and
@@ -787,42 +787,42 @@ static enum rvt_ruc_result rvt_ruc_begin(struct rvt_qp *sqp,
  * message is lost, as its packets would be.  Process context, from the
  * requester's send engine.
  *
- * Return: RVT_RUC_DONE; RVT_RUC_MORE when the budget ran out first;
- * RVT_RUC_RNR when an RC responder had no receive WQE posted,
- * RVT_RUC_RETRY when there is no RC responder to answer: nothing is held
+ * Return: SOFTRVT_RUC_DONE; SOFTRVT_RUC_MORE when the budget ran out first;
+ * SOFTRVT_RUC_RNR when an RC responder had no receive WQE posted,
+ * SOFTRVT_RUC_RETRY when there is no RC responder to answer: nothing is held
  * then, and the WQE starts over.
  */
-static enum rvt_ruc_result rvt_ruc_loopback(struct rvt_qp *sqp,
-					    struct rvt_swqe *wqe,
-					    struct rvt_budget *budget,
+static enum softrvt_ruc_result softrvt_ruc_loopback(struct softrvt_qp *sqp,
+						    struct softrvt_swqe *wqe,
+					    struct softrvt_budget *budget,
 					    enum ib_wc_status *status,
 					    u8 *rnr_timer)
 {
-	struct rvt_qp *qp = sqp->s_peer;
-	enum rvt_ruc_result res;
+	struct softrvt_qp *qp = sqp->s_peer;
+	enum softrvt_ruc_result res;
 
 	if (!qp) {
-		res = rvt_ruc_begin(sqp, wqe, status, rnr_timer);
-		if (res != RVT_RUC_MORE)
+		res = softrvt_ruc_begin(sqp, wqe, status, rnr_timer);
+		if (res != SOFTRVT_RUC_MORE)
 			return res;
 		qp = sqp->s_peer;
-	} else if (!rvt_ruc_peer_ok(sqp, qp, wqe)) {
-		rvt_ruc_drop_msg(sqp, wqe);
-		return rvt_ruc_unanswered(sqp, status);
+	} else if (!softrvt_ruc_peer_ok(sqp, qp, wqe)) {
+		softrvt_ruc_drop_msg(sqp, wqe);
+		return softrvt_ruc_unanswered(sqp, status);
 	}
-	if (!rvt_ruc_copy(sqp, wqe, budget))
-		return RVT_RUC_MORE;
-	rvt_sge_state_release(&sqp->r_sge);
-	res = rvt_ruc_respond(sqp, qp, wqe, status, RVT_RUC_FINISH);
-	rvt_ruc_put_peer(sqp, qp);
+	if (!softrvt_ruc_copy(sqp, wqe, budget))
+		return SOFTRVT_RUC_MORE;
+	softrvt_sge_state_release(&sqp->r_sge);
+	res = softrvt_ruc_respond(sqp, qp, wqe, status, SOFTRVT_RUC_FINISH);
+	softrvt_ruc_put_peer(sqp, qp);
 	return res;
 }
 
 /* Whether a WQE's peer is on this device: no packets then. */
-static bool rvt_ruc_is_local(const struct rvt_qp *qp,
-			     const struct rvt_swqe *wqe)
+static bool softrvt_ruc_is_local(const struct softrvt_qp *qp,
+				 const struct softrvt_swqe *wqe)
 {
-	return rvt_is_ud(qp) ? wqe->local : qp->s_local;
+	return softrvt_is_ud(qp) ? wqe->local : qp->s_local;
 }
 
 /*
@@ -832,74 +832,74 @@ static bool rvt_ruc_is_local(const struct rvt_qp *qp,
  * never go there (and a forged one would meet the receive state of the
  * same-device path).
  */
-static bool rvt_ruc_pkt_is_peers(struct rvt_qp *qp, struct sk_buff *skb)
+static bool softrvt_ruc_pkt_is_peers(struct softrvt_qp *qp, struct sk_buff *skb)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
-	if (rvt_is_ud(qp) || state == IB_QPS_RESET || state == IB_QPS_INIT)
+	if (softrvt_is_ud(qp) || state == IB_QPS_RESET || state == IB_QPS_INIT)
 		return true;
-	return !READ_ONCE(qp->s_local) && rvt_pkt_on_path(skb, &qp->s_av);
+	return !READ_ONCE(qp->s_local) && softrvt_pkt_on_path(skb, &qp->s_av);
 }
 
 /*
  * Handle the packets the receive path queued: the ICRC of those it left
  * unchecked first (net.c), then requests go to the responder, answers to
  * the requester.  Return: whether some are left to handle now (none while
- * the device is held, rvt_rx_hold()).
+ * the device is held, softrvt_rx_hold()).
  */
-static bool rvt_ruc_rx(struct rvt_qp *qp)
+static bool softrvt_ruc_rx(struct softrvt_qp *qp)
 {
 	/*
-	 * None queued, or the device held for a test: rvt_rx_hold() runs
-	 * the engine again on release, rvt_rx_queue() for a packet queued
+	 * None queued, or the device held for a test: softrvt_rx_hold() runs
+	 * the engine again on release, softrvt_rx_queue() for a packet queued
 	 * after this look.
 	 */
 	bool take = !skb_queue_empty_lockless(&qp->r_pkts) &&
 		    !READ_ONCE(ib_to_rvt(qp->ibqp.device)->rx_hold);
-	int budget = take ? RVT_RX_BUDGET : 0;
+	int budget = take ? SOFTRVT_RX_BUDGET : 0;
 	struct sk_buff *skb;
 
-	while (budget-- > 0 && (skb = rvt_rx_dequeue(qp))) {
-		if (!rvt_rx_icrc_ok(skb)) {
-			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ICRC, rvt_pkt_of(skb));
+	while (budget-- > 0 && (skb = softrvt_rx_dequeue(qp))) {
+		if (!softrvt_rx_icrc_ok(skb)) {
+			softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_ICRC, softrvt_pkt_of(skb));
 			kfree_skb(skb);
 			continue;
 		}
-		if (!rvt_ruc_pkt_is_peers(qp, skb)) {
-			rvt_qp_drop(qp, RVT_CNT_DROP_BAD_ADDR, rvt_pkt_of(skb));
+		if (!softrvt_ruc_pkt_is_peers(qp, skb)) {
+			softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_ADDR, softrvt_pkt_of(skb));
 			kfree_skb(skb);
 			continue;
 		}
-		/* Only RC and XRC have them: rvt_parse_bth() saw to it. */
-		if (rvt_opcode_is_response(rvt_pkt_of(skb)->opcode)) {
-			rvt_comp_packet(qp, skb);
-		} else if (rvt_resp_can_take(qp, skb)) {
-			rvt_resp_packet(qp, skb);
+		/* Only RC and XRC have them: softrvt_parse_bth() saw to it. */
+		if (softrvt_opcode_is_response(softrvt_pkt_of(skb)->opcode)) {
+			softrvt_comp_packet(qp, skb);
+		} else if (softrvt_resp_can_take(qp, skb)) {
+			softrvt_resp_packet(qp, skb);
 		} else {
-			rvt_rx_unget(qp, skb);
+			softrvt_rx_unget(qp, skb);
 			break;
 		}
 		consume_skb(skb);
 	}
-	if (rvt_resp_read_answer(qp))
+	if (softrvt_resp_read_answer(qp))
 		return true;
-	rvt_resp_flush_ack(qp);
+	softrvt_resp_flush_ack(qp);
 	return take && !skb_queue_empty_lockless(&qp->r_pkts);
 }
 
 /* The RC requester on the wire: send, and see whether SQD is reached. */
-static void rvt_ruc_rc_wire(struct rvt_qp *qp)
+static void softrvt_ruc_rc_wire(struct softrvt_qp *qp)
 {
 	bool drained;
 
-	if (test_and_clear_bit(RVT_S_RNR_DONE, &qp->s_flags))
+	if (test_and_clear_bit(SOFTRVT_S_RNR_DONE, &qp->s_flags))
 		qp->s_rnr_wait = false;
-	if (test_and_clear_bit(RVT_S_ACK_TIMEOUT, &qp->s_flags) &&
-	    rvt_req_ack_timer_due(qp))
-		rvt_req_timeout(qp);
-	rvt_req_go_back(qp);
-	rvt_req_send_rc(qp);
-	rvt_comp_advance(qp);
+	if (test_and_clear_bit(SOFTRVT_S_ACK_TIMEOUT, &qp->s_flags) &&
+	    softrvt_req_ack_timer_due(qp))
+		softrvt_req_timeout(qp);
+	softrvt_req_go_back(qp);
+	softrvt_req_send_rc(qp);
+	softrvt_comp_advance(qp);
 
 	spin_lock_irq(&qp->s_lock);
 	drained = qp->state == IB_QPS_SQD && qp->s_draining &&
@@ -908,7 +908,7 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
 		qp->s_draining = false;
 	spin_unlock_irq(&qp->s_lock);
 	if (drained)
-		rvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		softrvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
 /*
@@ -924,12 +924,12 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
  *   twice at once), and the responder drops every packet from now on,
  *   as ERR is left only for RESET.
  *
- * - the engine of a sender on this device, in rvt_ruc_loopback(), which
+ * - the engine of a sender on this device, in softrvt_ruc_loopback(), which
  *   may have read the state just before ERR was entered and be copying
  *   into a WQE it took.  A sender counts itself in r_senders, with a full
  *   barrier, before it reads the state, and leaves after its receive
  *   completion; the move to ERR stores the state, then a full barrier,
- *   then sets RVT_S_LAST_WQE and schedules this engine, which reads the
+ *   then sets SOFTRVT_S_LAST_WQE and schedules this engine, which reads the
  *   flag, then a full barrier, then r_senders.  Of the two, one
  *   at least sees the other's store: the sender sees ERR and takes
  *   nothing, or this engine sees the sender and waits.  A sender leaving
@@ -940,16 +940,16 @@ static void rvt_ruc_rc_wire(struct rvt_qp *qp)
  * A sender that looks the QP up after ERR counts itself too but takes
  * nothing; it only delays the event to its own departure.
  */
-static void rvt_ruc_last_wqe(struct rvt_qp *qp)
+static void softrvt_ruc_last_wqe(struct softrvt_qp *qp)
 {
-	if (!test_bit(RVT_S_LAST_WQE, &qp->s_flags))
+	if (!test_bit(SOFTRVT_S_LAST_WQE, &qp->s_flags))
 		return;
 	/* The flag came after ERR: r_senders is read after both. */
 	smp_mb();
 	if (atomic_read(&qp->r_senders))
 		return;
-	if (test_and_clear_bit(RVT_S_LAST_WQE, &qp->s_flags))
-		rvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	if (test_and_clear_bit(SOFTRVT_S_LAST_WQE, &qp->s_flags))
+		softrvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /*
@@ -959,7 +959,7 @@ static void rvt_ruc_last_wqe(struct rvt_qp *qp)
  * the QP's timer.  An RC QP whose peer is on the wire keeps WQEs until
  * they are acknowledged (req.c, comp.c).
  *
- * A run does at most RVT_SEND_*BUDGET of work and, when there is more,
+ * A run does at most SOFTRVT_SEND_*BUDGET of work and, when there is more,
  * queues the next run and returns: the worker reschedules between two
  * (process_one_work()), and a poster's system call returns.  A WQE the
  * budget ran out within goes on in the next run, from s_cur_off; the
@@ -967,48 +967,48 @@ static void rvt_ruc_last_wqe(struct rvt_qp *qp)
  * in process context, but a run holds no CPU long enough to need
  * cond_resched().
  */
-static void rvt_engine(struct rvt_qp *qp)
+static void softrvt_engine(struct softrvt_qp *qp)
 {
 	enum ib_qp_state cur_state = READ_ONCE(qp->state);
-	struct rvt_budget budget = {
-		.wqes = RVT_SEND_BUDGET,
-		.bytes = RVT_SEND_BYTES_BUDGET,
-		.pkts = RVT_SEND_PKTS_BUDGET,
+	struct softrvt_budget budget = {
+		.wqes = SOFTRVT_SEND_BUDGET,
+		.bytes = SOFTRVT_SEND_BYTES_BUDGET,
+		.pkts = SOFTRVT_SEND_PKTS_BUDGET,
 	};
 	bool more_rx;
 
 	if (cur_state == IB_QPS_RESET) {
 		/* A responder's destroy may be waiting for it. */
-		rvt_ruc_reset(qp);
-		rvt_rx_purge(qp);
+		softrvt_ruc_reset(qp);
+		softrvt_rx_purge(qp);
 		return;
 	}
 	/*
-	 * Receives are flushed here rather than in rvt_post_recv(), where a
+	 * Receives are flushed here rather than in softrvt_post_recv(), where a
 	 * consumer may hold a lock that its completion handler takes, and
 	 * rather than where the QP entered ERR: only the engine knows the
 	 * WQE a half-received message holds, which goes first.
 	 */
 	if (cur_state == IB_QPS_ERR) {
-		rvt_resp_flush(qp);
-		rvt_qp_flush_rq(qp);
-		rvt_ruc_last_wqe(qp);
+		softrvt_resp_flush(qp);
+		softrvt_qp_flush_rq(qp);
+		softrvt_ruc_last_wqe(qp);
 	}
-	more_rx = rvt_ruc_rx(qp);
+	more_rx = softrvt_ruc_rx(qp);
 	if (more_rx)
-		rvt_schedule_send(qp);
-	if (rvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local && !qp->s_peer &&
+		softrvt_schedule_send(qp);
+	if (softrvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local && !qp->s_peer &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
-		rvt_ruc_rc_wire(qp);
+		softrvt_ruc_rc_wire(qp);
 		return;
 	}
 
 	while (budget.wqes && budget.bytes && budget.pkts) {
 		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
-		enum rvt_ruc_result res = RVT_RUC_DONE;
-		struct rvt_swqe done;
+		enum softrvt_ruc_result res = SOFTRVT_RUC_DONE;
+		struct softrvt_swqe done;
 		enum ib_qp_state state;
-		struct rvt_swqe *wqe;
+		struct softrvt_swqe *wqe;
 		u8 rnr_timer = 0;
 		bool run;
 
@@ -1025,7 +1025,7 @@ static void rvt_engine(struct rvt_qp *qp)
 			qp->s_draining = false;
 			spin_unlock_irq(&qp->s_lock);
 			if (drained)
-				rvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
+				softrvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
 			return;
 		}
 		if (!qp->s_retry_loaded) {
@@ -1033,39 +1033,39 @@ static void rvt_engine(struct rvt_qp *qp)
 			qp->s_retry = qp->attr.retry_cnt;
 			qp->s_retry_loaded = true;
 		}
-		wqe = rvt_get_swqe_ptr(qp, qp->s_tail);
+		wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
 		spin_unlock_irq(&qp->s_lock);
 
 		budget.wqes--;
 		if (!run)
-			rvt_ruc_drop_msg(qp, wqe);	/* flushed in ERR or SQE */
-		else if (rvt_wqe_is_local_op(wqe))
-			status = rvt_local_op(qp, wqe);
-		else if (qp->s_peer || rvt_ruc_is_local(qp, wqe))
-			res = rvt_ruc_loopback(qp, wqe, &budget, &status,
-					       &rnr_timer);
+			softrvt_ruc_drop_msg(qp, wqe);	/* flushed in ERR or SQE */
+		else if (softrvt_wqe_is_local_op(wqe))
+			status = softrvt_local_op(qp, wqe);
+		else if (qp->s_peer || softrvt_ruc_is_local(qp, wqe))
+			res = softrvt_ruc_loopback(qp, wqe, &budget, &status,
+						   &rnr_timer);
 		else
-			res = rvt_req_send_unreliable(qp, wqe, &budget, &status);
-		if (res == RVT_RUC_MORE)
+			res = softrvt_req_send_unreliable(qp, wqe, &budget, &status);
+		if (res == SOFTRVT_RUC_MORE)
 			break;
 
 		spin_lock_irq(&qp->s_lock);
-		if (res == RVT_RUC_RNR) {
+		if (res == SOFTRVT_RUC_RNR) {
 			if (qp->state != IB_QPS_RTS) {
 				/* Moved on meanwhile: let the next run see it. */
 				spin_unlock_irq(&qp->s_lock);
 				continue;
 			}
 			if (qp->s_rnr_retry) {
-				if (qp->s_rnr_retry != RVT_RNR_RETRY_INFINITE)
+				if (qp->s_rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
 					qp->s_rnr_retry--;
 				mod_timer(&qp->rnr_timer, jiffies +
-					  usecs_to_jiffies(rvt_rnr_usec[rnr_timer & 31]));
+					  usecs_to_jiffies(softrvt_rnr_usec[rnr_timer & 31]));
 				spin_unlock_irq(&qp->s_lock);
 				return;
 			}
 			status = IB_WC_RNR_RETRY_EXC_ERR;
-		} else if (res == RVT_RUC_RETRY) {
+		} else if (res == SOFTRVT_RUC_RETRY) {
 			if (qp->state != IB_QPS_RTS) {
 				spin_unlock_irq(&qp->s_lock);
 				continue;
@@ -1073,7 +1073,7 @@ static void rvt_engine(struct rvt_qp *qp)
 			if (qp->s_retry) {
 				qp->s_retry--;
 				mod_timer(&qp->rnr_timer, jiffies +
-					  rvt_ack_timeout(qp->attr.timeout));
+					  softrvt_ack_timeout(qp->attr.timeout));
 				spin_unlock_irq(&qp->s_lock);
 				return;
 			}
@@ -1087,7 +1087,7 @@ static void rvt_engine(struct rvt_qp *qp)
 		qp->s_retry_loaded = false;
 		spin_unlock_irq(&qp->s_lock);
 
-		rvt_send_complete(qp, &done, status);
+		softrvt_send_complete(qp, &done, status);
 		if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
 			continue;
 		/*
@@ -1097,34 +1097,34 @@ static void rvt_engine(struct rvt_qp *qp)
 		 */
 		ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
 			  qp->ibqp.qp_num, ib_wc_status_msg(status));
-		if (rvt_is_rc_req(qp->ibqp.qp_type) ||
-		    rvt_wqe_is_local_op(&done))
-			rvt_qp_set_error(qp, 0);
+		if (softrvt_is_rc_req(qp->ibqp.qp_type) ||
+		    softrvt_wqe_is_local_op(&done))
+			softrvt_qp_set_error(qp, 0);
 		else
-			rvt_qp_set_sq_error(qp);
+			softrvt_qp_set_sq_error(qp);
 	}
-	rvt_schedule_send(qp);
+	softrvt_schedule_send(qp);
 }
 
 /**
- * rvt_send_work - the engine of a QP, run by the workqueue
+ * softrvt_send_work - the engine of a QP, run by the workqueue
  * @work: the QP's send_work
  *
- * Waits for a run in a poster's context (rvt_run_send()) to end: the
+ * Waits for a run in a poster's context (softrvt_run_send()) to end: the
  * engine never runs twice at once.
  */
-void rvt_send_work(struct work_struct *work)
+void softrvt_send_work(struct work_struct *work)
 {
-	struct rvt_qp *qp = container_of(work, struct rvt_qp, send_work);
+	struct softrvt_qp *qp = container_of(work, struct softrvt_qp, send_work);
 
 	mutex_lock(&qp->engine_lock);
-	rvt_engine(qp);
+	softrvt_engine(qp);
 	mutex_unlock(&qp->engine_lock);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_send_work);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_send_work);
 
 /**
- * rvt_run_send - run a QP's engine now, in the caller's context
+ * softrvt_run_send - run a QP's engine now, in the caller's context
  * @qp: the QP
  *
  * For the post_send of a user QP whose peer is on this device: the WRs
@@ -1136,28 +1136,28 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_send_work);
  * WRs were there: the workqueue runs the engine again after it.  Process
  * context, no lock held.
  */
-void rvt_run_send(struct rvt_qp *qp)
+void softrvt_run_send(struct softrvt_qp *qp)
 {
 	might_sleep();
 	if (!mutex_trylock(&qp->engine_lock)) {
-		rvt_schedule_send(qp);
+		softrvt_schedule_send(qp);
 		return;
 	}
-	rvt_engine(qp);
+	softrvt_engine(qp);
 	mutex_unlock(&qp->engine_lock);
 }
 
 /**
- * rvt_sync_send - wait for the QP's engine runs started so far to end
+ * softrvt_sync_send - wait for the QP's engine runs started so far to end
  * @qp: the QP
  *
  * Those of the workqueue and those in a poster's context alike.  Process
  * context.
  */
-void rvt_sync_send(struct rvt_qp *qp)
+void softrvt_sync_send(struct softrvt_qp *qp)
 {
 	flush_work(&qp->send_work);
 	mutex_lock(&qp->engine_lock);
 	mutex_unlock(&qp->engine_lock);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sync_send);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sync_send);

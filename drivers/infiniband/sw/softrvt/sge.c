@@ -9,20 +9,20 @@
 #include "softrvt.h"
 
 /**
- * rvt_sge_state_init - resolve a scatter list for an access
+ * softrvt_sge_state_init - resolve a scatter list for an access
  * @ss: the state to fill; its cursor starts at the first byte
  * @pd: the PD of the WQE
  * @list: the WQE's SGEs
- * @n: how many; at most RVT_MAX_SGE
+ * @n: how many; at most SOFTRVT_MAX_SGE
  * @access: IB_ACCESS_LOCAL_WRITE to receive into the list, 0 to send it
  *
  * Every non-empty SGE is checked and its MR referenced until
- * rvt_sge_state_release().
+ * softrvt_sge_state_release().
  *
  * Return: 0, or -EACCES if an SGE is not allowed (nothing is held then).
  */
-int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
-		       const struct rvt_wqe_sge *list, u32 n, int access)
+int softrvt_sge_state_init(struct softrvt_sge_state *ss, struct ib_pd *pd,
+			   const struct rvt_wqe_sge *list, u32 n, int access)
 {
 	u32 i;
 
@@ -30,16 +30,16 @@ int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
 	ss->cur = 0;
 	ss->offset = 0;
 	ss->total_len = 0;
-	if (n > RVT_MAX_SGE)
+	if (n > SOFTRVT_MAX_SGE)
 		return -EACCES;
 	for (i = 0; i < n; i++) {
-		struct rvt_sge *sge = &ss->sge[ss->num_sge];
+		struct softrvt_sge *sge = &ss->sge[ss->num_sge];
 
 		if (!list[i].length)
 			continue;
-		if (rvt_mr_lookup(pd, list[i].lkey, list[i].addr,
-				  list[i].length, access, &sge->mr)) {
-			rvt_sge_state_release(ss);
+		if (softrvt_mr_lookup(pd, list[i].lkey, list[i].addr,
+				      list[i].length, access, &sge->mr)) {
+			softrvt_sge_state_release(ss);
 			return -EACCES;
 		}
 		sge->iova = list[i].addr;
@@ -49,10 +49,10 @@ int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
 	}
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_init);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sge_state_init);
 
 /**
- * rvt_sge_state_init_one - a state over one region
+ * softrvt_sge_state_init_one - a state over one region
  * @ss: the state to fill
  * @mr: the region's MR, already referenced, or NULL for kernel memory
  * @iova: first byte
@@ -61,8 +61,8 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_init);
  * Used for the remote side of RDMA and atomics, and for kernel buffers.
  * The reference on @mr passes to @ss.
  */
-void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
-			    u64 iova, u32 len)
+void softrvt_sge_state_init_one(struct softrvt_sge_state *ss, struct softrvt_mr *mr,
+				u64 iova, u32 len)
 {
 	ss->sge[0].mr = mr;
 	ss->sge[0].iova = iova;
@@ -74,39 +74,39 @@ void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
 }
 
 /**
- * rvt_sge_state_release - drop the MR references of a state
+ * softrvt_sge_state_release - drop the MR references of a state
  * @ss: the state
  */
-void rvt_sge_state_release(struct rvt_sge_state *ss)
+void softrvt_sge_state_release(struct softrvt_sge_state *ss)
 {
 	u32 i;
 
 	for (i = 0; i < ss->num_sge; i++)
 		if (ss->sge[i].mr)
-			rvt_put_mr(ss->sge[i].mr);
+			softrvt_put_mr(ss->sge[i].mr);
 	ss->num_sge = 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sge_state_release);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sge_state_release);
 
 /*
  * Callers size every copy and skip by the list's total_len; a cursor at
  * the end of the list is a bug of theirs, and would reach stale entries.
  */
-static bool rvt_sge_at_end(const struct rvt_sge_state *ss)
+static bool softrvt_sge_at_end(const struct softrvt_sge_state *ss)
 {
 	return WARN_ON_ONCE(ss->cur >= ss->num_sge);
 }
 
 /* Map the next piece at the cursor: no more than @len bytes. */
-static void *rvt_sge_next(struct rvt_sge_state *ss, u32 len, u32 *avail)
+static void *softrvt_sge_next(struct softrvt_sge_state *ss, u32 len, u32 *avail)
 {
-	struct rvt_sge *sge = &ss->sge[ss->cur];
+	struct softrvt_sge *sge = &ss->sge[ss->cur];
 
 	len = min(len, sge->length - ss->offset);
-	return rvt_mr_map(sge->mr, sge->iova + ss->offset, len, avail);
+	return softrvt_mr_map(sge->mr, sge->iova + ss->offset, len, avail);
 }
 
-static void rvt_sge_advance(struct rvt_sge_state *ss, u32 len)
+static void softrvt_sge_advance(struct softrvt_sge_state *ss, u32 len)
 {
 	ss->offset += len;
 	if (ss->offset == ss->sge[ss->cur].length) {
@@ -116,50 +116,50 @@ static void rvt_sge_advance(struct rvt_sge_state *ss, u32 len)
 }
 
 /**
- * rvt_sge_copy - copy bytes from one state's cursor to another's
+ * softrvt_sge_copy - copy bytes from one state's cursor to another's
  * @dst: where to, cursor advanced
  * @src: where from, cursor advanced
  * @len: bytes; both states must hold that many past their cursors
  *
  * Any context: user pages are mapped with kmap_local_page().
  */
-void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
-		  u32 len)
+void softrvt_sge_copy(struct softrvt_sge_state *dst, struct softrvt_sge_state *src,
+		      u32 len)
 {
 	while (len) {
 		u32 davail, savail, n;
 		void *d, *s;
 
-		if (rvt_sge_at_end(dst) || rvt_sge_at_end(src))
+		if (softrvt_sge_at_end(dst) || softrvt_sge_at_end(src))
 			return;
-		d = rvt_sge_next(dst, len, &davail);
-		s = rvt_sge_next(src, davail, &savail);
+		d = softrvt_sge_next(dst, len, &davail);
+		s = softrvt_sge_next(src, davail, &savail);
 		n = savail;
 		memcpy(d, s, n);
-		rvt_mr_unmap(src->sge[src->cur].mr, s);
-		rvt_mr_unmap(dst->sge[dst->cur].mr, d);
-		rvt_sge_advance(src, n);
-		rvt_sge_advance(dst, n);
+		softrvt_mr_unmap(src->sge[src->cur].mr, s);
+		softrvt_mr_unmap(dst->sge[dst->cur].mr, d);
+		softrvt_sge_advance(src, n);
+		softrvt_sge_advance(dst, n);
 		len -= n;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sge_copy);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sge_copy);
 
 /**
- * rvt_copy_to_sge - copy a kernel buffer to a state's cursor
+ * softrvt_copy_to_sge - copy a kernel buffer to a state's cursor
  * @dst: where to, cursor advanced
  * @buf: the bytes
  * @len: how many
  */
-void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
+void softrvt_copy_to_sge(struct softrvt_sge_state *dst, const void *buf, u32 len)
 {
-	while (len && !rvt_sge_at_end(dst)) {
+	while (len && !softrvt_sge_at_end(dst)) {
 		u32 n;
-		void *d = rvt_sge_next(dst, len, &n);
+		void *d = softrvt_sge_next(dst, len, &n);
 
 		memcpy(d, buf, n);
-		rvt_mr_unmap(dst->sge[dst->cur].mr, d);
-		rvt_sge_advance(dst, n);
+		softrvt_mr_unmap(dst->sge[dst->cur].mr, d);
+		softrvt_sge_advance(dst, n);
 		buf += n;
 		len -= n;
 	}
@@ -172,12 +172,12 @@ void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len)
  * handed out: a packet's reference would keep the whole folio (2 MiB for
  * a THP) after the MR is gone, far more than the packet is charged.
  */
-static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
-				      u32 offset, u32 left, u32 *n,
+static struct page *softrvt_sge_user_page(const struct softrvt_sge_state *ss, u32 cur,
+					  u32 offset, u32 left, u32 *n,
 				      u32 *in_page)
 {
-	const struct rvt_sge *sge;
-	const struct rvt_mr *mr;
+	const struct softrvt_sge *sge;
+	const struct softrvt_mr *mr;
 	u64 off;
 
 	*n = 0;
@@ -196,7 +196,7 @@ static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
 }
 
 /**
- * rvt_sge_to_frags - hand bytes of a scatter list to a packet in place
+ * softrvt_sge_to_frags - hand bytes of a scatter list to a packet in place
  * @ss: the list, cursor advanced by @len if it returns true
  * @skb: the packet, whose fragments the bytes' pages join, each
  *	referenced until the packet is freed
@@ -215,8 +215,8 @@ static struct page *rvt_sge_user_page(const struct rvt_sge_state *ss, u32 cur,
  * Return: true if it did; false, with nothing changed, if some bytes lie
  * elsewhere or they need more fragments.
  */
-bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
-		      u32 max_frags)
+bool softrvt_sge_to_frags(struct softrvt_sge_state *ss, struct sk_buff *skb, u32 len,
+			  u32 max_frags)
 {
 	u32 cur = ss->cur, offset = ss->offset, left = len, frags, n, in_page;
 	struct page *page;
@@ -224,7 +224,7 @@ bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
 	frags = skb_shinfo(skb)->nr_frags;
 	while (left) {
 		if (frags++ >= max_frags ||
-		    !rvt_sge_user_page(ss, cur, offset, left, &n, &in_page))
+		    !softrvt_sge_user_page(ss, cur, offset, left, &n, &in_page))
 			return false;
 		offset += n;
 		if (offset == ss->sge[cur].length) {
@@ -234,22 +234,22 @@ bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
 		left -= n;
 	}
 	while (len) {
-		page = rvt_sge_user_page(ss, ss->cur, ss->offset, len, &n,
-					 &in_page);
+		page = softrvt_sge_user_page(ss, ss->cur, ss->offset, len, &n,
+					     &in_page);
 		get_page(page);
 		skb_add_rx_frag(skb, skb_shinfo(skb)->nr_frags, page, in_page,
 				n, PAGE_SIZE);
-		rvt_sge_advance(ss, n);
+		softrvt_sge_advance(ss, n);
 		len -= n;
 	}
 	/* The process may write into its pages while they are on their way. */
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return true;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sge_to_frags);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sge_to_frags);
 
 /**
- * rvt_copy_skb_to_sge - copy bytes of a received packet to a scatter list
+ * softrvt_copy_skb_to_sge - copy bytes of a received packet to a scatter list
  * @dst: where to, cursor advanced
  * @skb: the packet; its bytes may lie in pages, as a NIC handed them over
  * @off: the first byte, counted from skb->data
@@ -258,61 +258,61 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_sge_to_frags);
  *
  * Any context.
  */
-void rvt_copy_skb_to_sge(struct rvt_sge_state *dst, struct sk_buff *skb,
-			 u32 off, u32 len)
+void softrvt_copy_skb_to_sge(struct softrvt_sge_state *dst, struct sk_buff *skb,
+			     u32 off, u32 len)
 {
 	struct skb_seq_state st;
 	const u8 *data;
 	u32 done = 0, n;
 
 	if (off + len <= skb_headlen(skb)) {
-		rvt_copy_to_sge(dst, skb->data + off, len);
+		softrvt_copy_to_sge(dst, skb->data + off, len);
 		return;
 	}
 	skb_prepare_seq_read(skb, off, off + len, &st);
-	while ((n = rvt_skb_seq_next(&st, done, len, &data))) {
-		rvt_copy_to_sge(dst, data, n);
+	while ((n = softrvt_skb_seq_next(&st, done, len, &data))) {
+		softrvt_copy_to_sge(dst, data, n);
 		done += n;
 	}
 	skb_abort_seq_read(&st);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_copy_skb_to_sge);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_copy_skb_to_sge);
 
 /**
- * rvt_copy_from_sge - copy from a scatter list into a buffer
+ * softrvt_copy_from_sge - copy from a scatter list into a buffer
  * @buf: the destination
  * @src: the source, advanced by @len
  * @len: bytes, no more than @src has left
  */
-void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len)
+void softrvt_copy_from_sge(void *buf, struct softrvt_sge_state *src, u32 len)
 {
-	while (len && !rvt_sge_at_end(src)) {
+	while (len && !softrvt_sge_at_end(src)) {
 		u32 n;
-		void *s = rvt_sge_next(src, len, &n);
+		void *s = softrvt_sge_next(src, len, &n);
 
 		memcpy(buf, s, n);
-		rvt_mr_unmap(src->sge[src->cur].mr, s);
-		rvt_sge_advance(src, n);
+		softrvt_mr_unmap(src->sge[src->cur].mr, s);
+		softrvt_sge_advance(src, n);
 		buf += n;
 		len -= n;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_copy_from_sge);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_copy_from_sge);
 
 /**
- * rvt_sge_skip - move a scatter list's cursor forward
+ * softrvt_sge_skip - move a scatter list's cursor forward
  * @ss: the list
  * @len: bytes, no more than @ss has left
  *
  * A packet that resumes a message starts this far into its list.
  */
-void rvt_sge_skip(struct rvt_sge_state *ss, u32 len)
+void softrvt_sge_skip(struct softrvt_sge_state *ss, u32 len)
 {
-	while (len && !rvt_sge_at_end(ss)) {
+	while (len && !softrvt_sge_at_end(ss)) {
 		u32 n = min(len, ss->sge[ss->cur].length - ss->offset);
 
-		rvt_sge_advance(ss, n);
+		softrvt_sge_advance(ss, n);
 		len -= n;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_sge_skip);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_sge_skip);

@@ -26,109 +26,109 @@
 #include <kunit/visibility.h>
 
 /* Limits reported by query_device and enforced by the verbs. */
-#define RVT_MAX_QP		16384
-#define RVT_MAX_QP_WR		16383
-#define RVT_MAX_SGE		32
-#define RVT_MAX_CQ		16384
-#define RVT_MAX_CQE		65535
-#define RVT_MAX_SRQ		16384
-#define RVT_MAX_SRQ_WR		16383
-#define RVT_MAX_SRQ_SGE		32
-#define RVT_MAX_PD		65536
-#define RVT_MAX_MR		65536
-#define RVT_MAX_MW		32768
+#define SOFTRVT_MAX_QP		16384
+#define SOFTRVT_MAX_QP_WR		16383
+#define SOFTRVT_MAX_SGE		32
+#define SOFTRVT_MAX_CQ		16384
+#define SOFTRVT_MAX_CQE		65535
+#define SOFTRVT_MAX_SRQ		16384
+#define SOFTRVT_MAX_SRQ_WR		16383
+#define SOFTRVT_MAX_SRQ_SGE		32
+#define SOFTRVT_MAX_PD		65536
+#define SOFTRVT_MAX_MR		65536
+#define SOFTRVT_MAX_MW		32768
 /* Pages of a fast-registration MR (max_fast_reg_page_list_len). */
-#define RVT_MAX_FAST_REG_PAGES	512
-#define RVT_MAX_INLINE		256
+#define SOFTRVT_MAX_FAST_REG_PAGES	512
+#define SOFTRVT_MAX_INLINE		256
 /* A message's bytes; its PSNs stay well within half the PSN space. */
-#define RVT_MAX_MSG_SZ		BIT(31)
-#define RVT_MAX_AH		65536
-#define RVT_MAX_RD_ATOMIC	128
-#define RVT_MAX_MCAST_GRP	1024
-#define RVT_MAX_MCAST_QP_ATTACH	64
+#define SOFTRVT_MAX_MSG_SZ		BIT(31)
+#define SOFTRVT_MAX_AH		65536
+#define SOFTRVT_MAX_RD_ATOMIC	128
+#define SOFTRVT_MAX_MCAST_GRP	1024
+#define SOFTRVT_MAX_MCAST_QP_ATTACH	64
 /* The destination QP of a multicast packet (IBA 10.5.2.2). */
-#define RVT_MCAST_QPN		0xffffff
-#define RVT_PORT_GID_TBL_LEN	128
-#define RVT_VENDOR_ID		0xffffff
+#define SOFTRVT_MCAST_QPN		0xffffff
+#define SOFTRVT_PORT_GID_TBL_LEN	128
+#define SOFTRVT_VENDOR_ID		0xffffff
 /* IB spec: the LSB of a key is owned by the consumer, the rest by us. */
-#define RVT_KEY_INDEX_SHIFT	8
-#define RVT_PSN_MASK		0xffffff
+#define SOFTRVT_KEY_INDEX_SHIFT	8
+#define SOFTRVT_PSN_MASK		0xffffff
 /*
  * Request PSNs in flight before the requester waits for ACKs.  Go-back-N
  * resends what follows a loss, so a small window wastes less on a lossy
  * path; a veth or a LAN does not need more.  Every PSN in flight has a
- * bit in rvt_qp.s_rd_seen.
+ * bit in softrvt_qp.s_rd_seen.
  */
-#define RVT_MAX_INFLIGHT	64
-static_assert(RVT_MAX_INFLIGHT <= 64);
+#define SOFTRVT_MAX_INFLIGHT	64
+static_assert(SOFTRVT_MAX_INFLIGHT <= 64);
 /* rnr_retry value meaning "retry for ever" (IBA 9.7.5.2.8). */
-#define RVT_RNR_RETRY_INFINITE	7
+#define SOFTRVT_RNR_RETRY_INFINITE	7
 /* Packets a QP may have queued before its engine gets to them. */
-#define RVT_RX_QUEUE_MAX	4096
+#define SOFTRVT_RX_QUEUE_MAX	4096
 /*
  * Memory (skb truesize) the received packets queued on all the QPs of a
  * device may take together: the cap of each QP does not bound a flood
  * spread over many QPs while their engines are short of CPU.  64 MiB
- * holds some 4000 jumbo frames, a full window (RVT_MAX_INFLIGHT) for each
+ * holds some 4000 jumbo frames, a full window (SOFTRVT_MAX_INFLIGHT) for each
  * of 60 QPs; RC repairs what is dropped beyond that.
  */
-#define RVT_RX_DEV_MAX_BYTES	(64L << 20)
+#define SOFTRVT_RX_DEV_MAX_BYTES	(64L << 20)
 /* Bytes of the GRH space at the start of a UD receive buffer. */
-#define RVT_GRH_BYTES		40
+#define SOFTRVT_GRH_BYTES		40
 
-/* What `rdma statistic` shows; rvt_count() adds to them. */
-enum rvt_counter {
-	RVT_CNT_TX_PACKETS,
-	RVT_CNT_TX_BYTES,
-	RVT_CNT_RX_PACKETS,
-	RVT_CNT_RX_BYTES,
-	RVT_CNT_RETRANSMITS,
-	RVT_CNT_ACK_TIMEOUTS,
-	RVT_CNT_SEQ_NAKS_SENT,
-	RVT_CNT_SEQ_NAKS_RCVD,
-	RVT_CNT_RNR_NAKS_SENT,
-	RVT_CNT_RNR_NAKS_RCVD,
-	RVT_CNT_ERR_NAKS_SENT,
-	RVT_CNT_ERR_NAKS_RCVD,
-	RVT_CNT_DUP_REQUESTS,
-	RVT_CNT_REORDERED_ANSWERS,
-	RVT_CNT_DROP_BAD_ICRC,
-	RVT_CNT_DROP_BAD_HDR,
-	RVT_CNT_DROP_NO_QP,
-	RVT_CNT_DROP_BAD_TRANSPORT,
-	RVT_CNT_DROP_QUEUE_FULL,
-	RVT_CNT_DROP_BAD_STATE,
-	RVT_CNT_DROP_BAD_QKEY,
-	RVT_CNT_DROP_BAD_PSN,
-	RVT_CNT_DROP_NO_RWQE,
-	RVT_CNT_TX_NO_ROUTE,
-	RVT_CNT_DROP_BAD_PKEY,
-	RVT_CNT_DROP_BAD_ADDR,
-	RVT_CNT_DROP_DEV_QUEUE_FULL,
-	RVT_CNT_DROP_BAD_XRC_SRQ,
-	RVT_CNT_TX_IN_PLACE,
-	RVT_CNT_RX_PAGED,
-	RVT_CNT_TX_TOO_BIG,
-	RVT_CNT_MAX
+/* What `rdma statistic` shows; softrvt_count() adds to them. */
+enum softrvt_counter {
+	SOFTRVT_CNT_TX_PACKETS,
+	SOFTRVT_CNT_TX_BYTES,
+	SOFTRVT_CNT_RX_PACKETS,
+	SOFTRVT_CNT_RX_BYTES,
+	SOFTRVT_CNT_RETRANSMITS,
+	SOFTRVT_CNT_ACK_TIMEOUTS,
+	SOFTRVT_CNT_SEQ_NAKS_SENT,
+	SOFTRVT_CNT_SEQ_NAKS_RCVD,
+	SOFTRVT_CNT_RNR_NAKS_SENT,
+	SOFTRVT_CNT_RNR_NAKS_RCVD,
+	SOFTRVT_CNT_ERR_NAKS_SENT,
+	SOFTRVT_CNT_ERR_NAKS_RCVD,
+	SOFTRVT_CNT_DUP_REQUESTS,
+	SOFTRVT_CNT_REORDERED_ANSWERS,
+	SOFTRVT_CNT_DROP_BAD_ICRC,
+	SOFTRVT_CNT_DROP_BAD_HDR,
+	SOFTRVT_CNT_DROP_NO_QP,
+	SOFTRVT_CNT_DROP_BAD_TRANSPORT,
+	SOFTRVT_CNT_DROP_QUEUE_FULL,
+	SOFTRVT_CNT_DROP_BAD_STATE,
+	SOFTRVT_CNT_DROP_BAD_QKEY,
+	SOFTRVT_CNT_DROP_BAD_PSN,
+	SOFTRVT_CNT_DROP_NO_RWQE,
+	SOFTRVT_CNT_TX_NO_ROUTE,
+	SOFTRVT_CNT_DROP_BAD_PKEY,
+	SOFTRVT_CNT_DROP_BAD_ADDR,
+	SOFTRVT_CNT_DROP_DEV_QUEUE_FULL,
+	SOFTRVT_CNT_DROP_BAD_XRC_SRQ,
+	SOFTRVT_CNT_TX_IN_PLACE,
+	SOFTRVT_CNT_RX_PAGED,
+	SOFTRVT_CNT_TX_TOO_BIG,
+	SOFTRVT_CNT_MAX
 };
 
 /* Why the RC requester went back and sends packets again. */
-enum rvt_resend_why {
-	RVT_RESEND_TIMEOUT,	/* the local ACK timeout */
-	RVT_RESEND_SEQ_NAK,	/* the responder NAKed a PSN out of sequence */
-	RVT_RESEND_RNR_NAK,	/* the RNR wait is over */
-	RVT_RESEND_GAP,		/* answers came for PSNs past a lost one */
+enum softrvt_resend_why {
+	SOFTRVT_RESEND_TIMEOUT,	/* the local ACK timeout */
+	SOFTRVT_RESEND_SEQ_NAK,	/* the responder NAKed a PSN out of sequence */
+	SOFTRVT_RESEND_RNR_NAK,	/* the RNR wait is over */
+	SOFTRVT_RESEND_GAP,		/* answers came for PSNs past a lost one */
 };
 
-struct rvt_net;
+struct softrvt_net;
 
-struct rvt_dev_info {
+struct softrvt_dev_info {
 	struct ib_device ibdev;
 	/* For matching netdev events only; the held reference is ib_core's. */
 	struct net_device *ndev;
-	struct list_head list;		/* on rvt_devices, under rvt_devices_lock */
+	struct list_head list;		/* on softrvt_devices, under softrvt_devices_lock */
 	bool port_active;		/* last state reported; under RTNL */
-	bool dying;			/* being unregistered: rvt_qp_fail_all() */
+	bool dying;			/* being unregistered: softrvt_qp_fail_all() */
 	enum ib_mtu port_mtu;		/* from the netdev's MTU */
 
 	atomic_t n_pds;
@@ -141,23 +141,23 @@ struct rvt_dev_info {
 	/* Makes atomics of all QPs of the device atomic with each other. */
 	spinlock_t atomic_lock;
 
-	struct xarray qp_xa;		/* QPN -> struct rvt_qp */
+	struct xarray qp_xa;		/* QPN -> struct softrvt_qp */
 	u32 next_qpn;
-	/* Key index -> struct rvt_mr, or struct rvt_mw tagged RVT_KEY_MW. */
+	/* Key index -> struct softrvt_mr, or struct softrvt_mw tagged SOFTRVT_KEY_MW. */
 	struct xarray mr_xa;
 	u32 next_mr_index;
-	/* XRC SRQ number -> struct rvt_srq, see xrc.c. */
+	/* XRC SRQ number -> struct softrvt_srq, see xrc.c. */
 	struct xarray srq_xa;
 	u32 next_srqn;
 
-	struct rvt_net *rnet;		/* the netdev's namespace, see net.c */
+	struct softrvt_net *rnet;		/* the netdev's namespace, see net.c */
 	struct list_head net_node;	/* on rnet->devs, RCU */
-	atomic64_t counters[RVT_CNT_MAX];
-	/* Counter ID -> struct rvt_qp_counter, see counter.c. */
+	atomic64_t counters[SOFTRVT_CNT_MAX];
+	/* Counter ID -> struct softrvt_qp_counter, see counter.c. */
 	struct xarray counter_xa;
-	/* Truesize of the packets on every QP's r_pkts, see rvt_rx_queue(). */
+	/* Truesize of the packets on every QP's r_pkts, see softrvt_rx_queue(). */
 	atomic_long_t rx_queued;
-	/* Engines leave received packets queued: see rvt_rx_hold(). */
+	/* Engines leave received packets queued: see softrvt_rx_hold(). */
 	bool rx_hold;
 	/* Multicast groups and the QPs attached, see mcast.c. */
 	spinlock_t mcast_lock;
@@ -165,10 +165,10 @@ struct rvt_dev_info {
 	u32 n_mcast_grps;
 };
 
-const char *rvt_counter_name(enum rvt_counter c);
+const char *softrvt_counter_name(enum softrvt_counter c);
 
-static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
-			     u64 n)
+static inline void softrvt_count(struct softrvt_dev_info *rdi, enum softrvt_counter c,
+				 u64 n)
 {
 	atomic64_add(n, &rdi->counters[c]);
 }
@@ -177,17 +177,17 @@ static inline void rvt_count(struct rvt_dev_info *rdi, enum rvt_counter c,
  * A counter of `rdma statistic qp`: the QPs bound to it count here instead
  * of in the device's counters, and ib_core adds it to the port's totals.
  */
-struct rvt_qp_counter {
+struct softrvt_qp_counter {
 	struct rcu_head rcu;
-	atomic64_t counts[RVT_CNT_MAX];
+	atomic64_t counts[SOFTRVT_CNT_MAX];
 };
 
-struct rvt_pkt;
-void rvt_drop(struct rvt_dev_info *rdi, enum rvt_counter why,
-	      const struct rvt_pkt *pkt);
+struct softrvt_pkt;
+void softrvt_drop(struct softrvt_dev_info *rdi, enum softrvt_counter why,
+		  const struct softrvt_pkt *pkt);
 
 /* Where RoCEv2 packets go: a QP's primary path or a UD WQE's AH. */
-struct rvt_av {
+struct softrvt_av {
 	union ib_gid sgid;
 	union ib_gid dgid;
 	u32 flow_label;
@@ -195,27 +195,27 @@ struct rvt_av {
 	u8 hop_limit;
 };
 
-struct rvt_ucontext {
+struct softrvt_ucontext {
 	struct ib_ucontext ibucontext;
 };
 
-struct rvt_pd {
+struct softrvt_pd {
 	struct ib_pd ibpd;
 };
 
 /* An XRC domain: nothing but its identity, which XRC SRQs and QPs share. */
-struct rvt_xrcd {
+struct softrvt_xrcd {
 	struct ib_xrcd ibxrcd;
 };
 
-struct rvt_ah {
+struct softrvt_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;	/* grh.sgid_attr is held by ib_core */
-	struct rvt_av av;
+	struct softrvt_av av;
 	bool local;			/* dgid is one of this device's GIDs */
 };
 
-struct rvt_mr {
+struct softrvt_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
 	struct page **pages;		/* of umem, in order */
@@ -231,7 +231,7 @@ struct rvt_mr {
 	u64 iova;
 	u64 length;
 	/*
-	 * Fast registration (IB_MR_TYPE_MEM_REG), see rvt_mr_fast_reg():
+	 * Fast registration (IB_MR_TYPE_MEM_REG), see softrvt_mr_fast_reg():
 	 * map_mr_sg() fills fr_pages, each the kernel address of a block of
 	 * ibmr.page_size bytes, while the MR is invalid; IB_WR_REG_MR makes
 	 * it valid with a key, rights and the region ibmr then describes.
@@ -262,11 +262,11 @@ struct rvt_mr {
  * invalidated.  @lock covers everything after it; the window's entry in
  * mr_xa is found under RCU and dealloc waits a grace period.
  */
-struct rvt_mw {
+struct softrvt_mw {
 	struct ib_mw ibmw;
 	spinlock_t lock;		/* any context, before its MR's */
 	u32 key;			/* matched whole; binds change its low byte */
-	struct rvt_mr *mr;		/* NULL: not bound; else n_mws counts it */
+	struct softrvt_mr *mr;		/* NULL: not bound; else n_mws counts it */
 	u32 qpn;			/* type 2: the QP it is bound to */
 	int access;			/* IB_ACCESS_REMOTE_* it grants */
 	u64 iova;			/* its first byte, an address of the MR */
@@ -274,7 +274,7 @@ struct rvt_mw {
 };
 
 /* The tag of a memory window's entry in mr_xa (xa_tag_pointer()). */
-#define RVT_KEY_MW		1
+#define SOFTRVT_KEY_MW		1
 
 /*
  * The header of struct rvt_rwq from <rdma/rvt-abi.h>, which the ring
@@ -282,7 +282,7 @@ struct rvt_mw {
  * sparse rejects, so the kernel names only the header and finds WQEs by
  * stride (rvt_get_rwqe_ptr()); the memory layout is the same.
  */
-struct rvt_rwq_header {
+struct softrvt_rwq_header {
 	RDMA_ATOMIC_UAPI(u32, head);
 	RDMA_ATOMIC_UAPI(u32, tail);
 };
@@ -295,8 +295,8 @@ struct rvt_rwq_header {
  * owns the object; wq->head is read back and validated on every use, as
  * userspace may have written anything there.
  */
-struct rvt_rq {
-	struct rvt_rwq_header *wq;
+struct softrvt_rq {
+	struct softrvt_rwq_header *wq;
 	u32 size;			/* slots: max_wr + 1, one always empty */
 	u32 stride;			/* bytes per struct rvt_rwqe */
 	u8 max_sge;
@@ -309,24 +309,24 @@ struct rvt_rq {
 };
 
 /* One scatter entry resolved to its MR (NULL: kernel virtual address). */
-struct rvt_sge {
-	struct rvt_mr *mr;
+struct softrvt_sge {
+	struct softrvt_mr *mr;
 	u64 iova;
 	u32 length;
 };
 
 /* A resolved scatter list and a cursor into it. */
-struct rvt_sge_state {
-	struct rvt_sge sge[RVT_MAX_SGE];
+struct softrvt_sge_state {
+	struct softrvt_sge sge[SOFTRVT_MAX_SGE];
 	u32 num_sge;
 	u32 cur;			/* entry of the cursor */
 	u32 offset;			/* bytes into that entry */
 	u32 total_len;
 };
 
-struct rvt_srq {
+struct softrvt_srq {
 	struct ib_srq ibsrq;
-	struct rvt_rq rq;
+	struct softrvt_rq rq;
 	u32 limit;			/* armed SRQ limit, 0 if not; under rq.lock */
 	/*
 	 * An XRC SRQ is found by its number (ibsrq.ext.xrc.srq_num) in
@@ -337,9 +337,9 @@ struct rvt_srq {
 };
 
 /* Kernel CQ: entries are struct ib_wc; user CQ: struct rvt_cq_wc ring. */
-struct rvt_cq {
+struct softrvt_cq {
 	struct ib_cq ibcq;
-	/* Serialises rvt_cq_enter, poll, notify and resize; any context. */
+	/* Serialises softrvt_cq_enter, poll, notify and resize; any context. */
 	spinlock_t lock;
 	u32 size;			/* slots: ibcq.cqe + 1 */
 	u32 head;			/* producer, always the kernel */
@@ -352,7 +352,7 @@ struct rvt_cq {
 };
 
 /* A send WQE.  Kernel-private: every send goes through the kernel. */
-struct rvt_swqe {
+struct softrvt_swqe {
 	u64 wr_id;
 	enum ib_wr_opcode opcode;
 	int send_flags;
@@ -369,14 +369,14 @@ struct rvt_swqe {
 	u32 remote_qkey;
 	u8 sl;				/* UD, from the AH */
 	bool local;			/* UD: the AH's peer is on this device */
-	struct rvt_av av;		/* UD */
+	struct softrvt_av av;		/* UD */
 	/* On the wire (RC): the PSNs it spans, responses to READ included. */
 	u32 psn;
 	u32 lpsn;
 	u32 pmtu;			/* its payload bytes per packet */
 	enum ib_wc_status wire_status;	/* a local error found sending it */
 	/* IB_WR_REG_MR: the MR, its new rights; its new key is in rkey. */
-	struct rvt_mr *reg_mr;
+	struct softrvt_mr *reg_mr;
 	int reg_access;			/* also IB_WR_BIND_MW's */
 	/*
 	 * IB_WR_BIND_MW: the MR by its lkey and the window's length; the
@@ -391,10 +391,10 @@ struct rvt_swqe {
 };
 
 /*
- * IB_WR_BIND_MW as rvt_post_local_wr() takes it: ib_verbs defines no
- * layout for it, so rvt_post_send() refuses the opcode.
+ * IB_WR_BIND_MW as softrvt_post_local_wr() takes it: ib_verbs defines no
+ * layout for it, so softrvt_post_send() refuses the opcode.
  */
-struct rvt_bind_wr {
+struct softrvt_bind_wr {
 	struct ib_send_wr wr;
 	u32 rkey;			/* the window's new key, which names it */
 	u32 mr_lkey;
@@ -404,10 +404,10 @@ struct rvt_bind_wr {
 };
 
 /*
- * IB_WR_FLUSH and IB_WR_ATOMIC_WRITE as rvt_post_placement_wr() takes
+ * IB_WR_FLUSH and IB_WR_ATOMIC_WRITE as softrvt_post_placement_wr() takes
  * them: ib_verbs defines no layout for them either.
  */
-struct rvt_placement_wr {
+struct softrvt_placement_send_wr {
 	struct ib_send_wr wr;
 	u64 remote_addr;
 	u32 rkey;
@@ -417,7 +417,7 @@ struct rvt_placement_wr {
 	u8 flush_level;
 };
 
-static inline bool rvt_opcode_is_placement(enum ib_wr_opcode opcode)
+static inline bool softrvt_opcode_is_placement(enum ib_wr_opcode opcode)
 {
 	return opcode == IB_WR_FLUSH || opcode == IB_WR_ATOMIC_WRITE;
 }
@@ -426,7 +426,7 @@ static inline bool rvt_opcode_is_placement(enum ib_wr_opcode opcode)
  * Where a WQE without SGEs keeps the bytes it sends: an inline payload in
  * its sg_list, an ATOMIC_WRITE's operand in compare_add.
  */
-static inline void *rvt_swqe_inline(struct rvt_swqe *wqe)
+static inline void *softrvt_swqe_inline(struct softrvt_swqe *wqe)
 {
 	return wqe->opcode == IB_WR_ATOMIC_WRITE ? (void *)&wqe->compare_add :
 						   (void *)wqe->sg_list;
@@ -436,7 +436,7 @@ static inline void *rvt_swqe_inline(struct rvt_swqe *wqe)
  * An RDMA READ request the responder took: answered a bounded number of
  * packets per engine run, and kept afterwards to check duplicates.
  */
-struct rvt_read_res {
+struct softrvt_read_res {
 	u32 psn;			/* of its first response */
 	u32 lpsn;			/* of its last */
 	u64 va;				/* the region it asked for */
@@ -455,20 +455,20 @@ struct rvt_read_res {
 	u32 end;
 };
 
-struct rvt_qp {
+struct softrvt_qp {
 	struct ib_qp ibqp;
-	struct rvt_rq r_rq;		/* unused when attached to an SRQ */
+	struct softrvt_rq r_rq;		/* unused when attached to an SRQ */
 	/* Serialises modify and query; process context. */
 	struct mutex state_mutex;
-	/* Written with rvt_qp_set_state() under s_lock; read lock-free. */
+	/* Written with softrvt_qp_set_state() under s_lock; read lock-free. */
 	enum ib_qp_state state;
 	struct softrvt_qp_state *state_page;	/* user QPs: mapped copy */
 	struct rdma_user_mmap_entry *state_entry;
 	struct ib_qp_attr attr;		/* as last modified, for query */
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
-	/* Bound by `rdma statistic qp`, or NULL: see rvt_qp_counts(). */
-	struct rvt_qp_counter __rcu *counter;
+	/* Bound by `rdma statistic qp`, or NULL: see softrvt_qp_counts(). */
+	struct softrvt_qp_counter __rcu *counter;
 
 	/* Send queue: posted at s_head, executed and completed at s_tail. */
 	spinlock_t s_lock;		/* SQ indices and state; any context */
@@ -485,8 +485,8 @@ struct rvt_qp {
 	struct mutex engine_lock;	/* held by the engine while it runs */
 	struct timer_list rnr_timer;	/* RNR and ACK timeout waits */
 	/* Engine scratch, used only by this QP's send_work. */
-	struct rvt_sge_state s_sge;
-	struct rvt_sge_state r_sge;
+	struct softrvt_sge_state s_sge;
+	struct softrvt_sge_state r_sge;
 	/*
 	 * A same-device message copied over several engine runs (ruc.c):
 	 * its responder, referenced and counted in its r_senders, and
@@ -494,10 +494,10 @@ struct rvt_qp {
 	 * s_sge and r_sge keep their MRs and cursors, and s_cur_off counts
 	 * the bytes copied.
 	 */
-	struct rvt_qp *s_peer;
+	struct softrvt_qp *s_peer;
 	bool s_peer_rwqe;
 	/*
-	 * Room for RVT_MAX_SGE entries: the responder's WQE while this QP's
+	 * Room for SOFTRVT_MAX_SGE entries: the responder's WQE while this QP's
 	 * engine delivers to a QP of the device, or this QP's own while it
 	 * receives from the wire.  A QP never does both for one message.
 	 */
@@ -508,9 +508,9 @@ struct rvt_qp {
 	 * these while the QP is in RTS, SQD or ERR.  s_tail is the oldest
 	 * WQE not completed, s_cur the next to (re)transmit.
 	 */
-	enum ib_mtu mtu;		/* RC/UC/XRC: see rvt_qp_mtu() */
+	enum ib_mtu mtu;		/* RC/UC/XRC: see softrvt_qp_mtu() */
 	bool s_local;			/* RC/UC: the peer is on this device */
-	struct rvt_av s_av;		/* RC/UC primary path */
+	struct softrvt_av s_av;		/* RC/UC primary path */
 	struct dst_cache s_dst_cache;	/* RC/UC: the route of s_av */
 	u32 s_cur;
 	u32 s_cur_off;			/* bytes of the WQE at s_cur sent */
@@ -520,7 +520,7 @@ struct rvt_qp {
 	bool s_rewound;			/* went back, no progress since */
 	u8 s_backoff;			/* ACK timeouts in a row: timer << it */
 	bool s_go_back;			/* an answer showed a loss: go back */
-	u8 s_go_back_why;		/* enum rvt_resend_why of s_go_back */
+	u8 s_go_back_why;		/* enum softrvt_resend_why of s_go_back */
 	u8 s_resend_why;		/* and of the last going back */
 	u64 s_rd_seen;			/* answers placed past s_acked_psn */
 	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
@@ -531,11 +531,11 @@ struct rvt_qp {
 	 * the PSN of each one's last answer.  The peer's responder holds a
 	 * resource for each; max_rd_atomic bounds them.
 	 */
-	u32 s_rd_lpsn[RVT_MAX_RD_ATOMIC];
+	u32 s_rd_lpsn[SOFTRVT_MAX_RD_ATOMIC];
 	u8 s_rd_first;
 	u8 s_rd_count;
-	u32 s_stop;			/* RVT_S_STOPPED: nothing from it is sent */
-	unsigned long s_flags;		/* RVT_S_*, set by the timers */
+	u32 s_stop;			/* SOFTRVT_S_STOPPED: nothing from it is sent */
+	unsigned long s_flags;		/* SOFTRVT_S_*, set by the timers */
 	struct timer_list ack_timer;	/* the local ACK timeout */
 	unsigned long s_ack_deadline;	/* jiffies: when it is really due */
 
@@ -556,7 +556,7 @@ struct rvt_qp {
 		u32 psn;
 		bool valid;
 		u64 orig;
-	} r_atomic[RVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
+	} r_atomic[SOFTRVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
 	u8 r_atomic_next;
 	/*
 	 * READs taken, newest at r_read_next - 1.  The last r_read_pending
@@ -565,7 +565,7 @@ struct rvt_qp {
 	 * never takes the slot of one in the pass.  r_read_held of them were
 	 * never answered whole: the resources of max_dest_rd_atomic in use.
 	 */
-	struct rvt_read_res r_read[RVT_MAX_RD_ATOMIC];
+	struct softrvt_read_res r_read[SOFTRVT_MAX_RD_ATOMIC];
 	u8 r_read_next;
 	u8 r_read_pending;
 	u8 r_read_held;
@@ -582,121 +582,121 @@ struct rvt_qp {
 	struct ib_xrcd *xrcd;		/* TGT: its domain */
 	u32 s_xrc_srqn;			/* INI, under s_lock */
 	struct mutex r_xrc_mutex;
-	struct rvt_srq *r_xsrq;
+	struct softrvt_srq *r_xsrq;
 	u32 r_xrc_srqn;
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
 	/*
 	 * Same-device senders between their check of this QP's state and
-	 * the end of their delivery, see rvt_ruc_last_wqe().
+	 * the end of their delivery, see softrvt_ruc_last_wqe().
 	 */
 	atomic_t r_senders;
 	struct completion released;
 };
 
-static inline bool rvt_is_ud_type(enum ib_qp_type type)
+static inline bool softrvt_is_ud_type(enum ib_qp_type type)
 {
 	return type == IB_QPT_UD || type == IB_QPT_GSI;
 }
 
 /* A requester that waits for ACKs: RC, and XRC's INI. */
-static inline bool rvt_is_rc_req(enum ib_qp_type type)
+static inline bool softrvt_is_rc_req(enum ib_qp_type type)
 {
 	return type == IB_QPT_RC || type == IB_QPT_XRC_INI;
 }
 
 /* A responder that sends ACKs: RC, and XRC's TGT. */
-static inline bool rvt_is_rc_resp(enum ib_qp_type type)
+static inline bool softrvt_is_rc_resp(enum ib_qp_type type)
 {
 	return type == IB_QPT_RC || type == IB_QPT_XRC_TGT;
 }
 
-static inline bool rvt_is_xrc_type(enum ib_qp_type type)
+static inline bool softrvt_is_xrc_type(enum ib_qp_type type)
 {
 	return type == IB_QPT_XRC_INI || type == IB_QPT_XRC_TGT;
 }
 
-static inline struct rvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
+static inline struct softrvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
 {
-	return container_of(ibdev, struct rvt_dev_info, ibdev);
+	return container_of(ibdev, struct softrvt_dev_info, ibdev);
 }
 
-static inline struct rvt_pd *ibpd_to_rvtpd(struct ib_pd *ibpd)
+static inline struct softrvt_pd *ibpd_to_rvtpd(struct ib_pd *ibpd)
 {
-	return container_of(ibpd, struct rvt_pd, ibpd);
+	return container_of(ibpd, struct softrvt_pd, ibpd);
 }
 
-static inline struct rvt_ah *ibah_to_rvtah(struct ib_ah *ibah)
+static inline struct softrvt_ah *ibah_to_rvtah(struct ib_ah *ibah)
 {
-	return container_of(ibah, struct rvt_ah, ibah);
+	return container_of(ibah, struct softrvt_ah, ibah);
 }
 
-static inline struct rvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
+static inline struct softrvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
 {
-	return container_of(ibmr, struct rvt_mr, ibmr);
+	return container_of(ibmr, struct softrvt_mr, ibmr);
 }
 
-static inline struct rvt_mw *ibmw_to_rvtmw(struct ib_mw *ibmw)
+static inline struct softrvt_mw *ibmw_to_rvtmw(struct ib_mw *ibmw)
 {
-	return container_of(ibmw, struct rvt_mw, ibmw);
+	return container_of(ibmw, struct softrvt_mw, ibmw);
 }
 
-static inline struct rvt_cq *ibcq_to_rvtcq(struct ib_cq *ibcq)
+static inline struct softrvt_cq *ibcq_to_rvtcq(struct ib_cq *ibcq)
 {
-	return container_of(ibcq, struct rvt_cq, ibcq);
+	return container_of(ibcq, struct softrvt_cq, ibcq);
 }
 
-static inline struct rvt_srq *ibsrq_to_rvtsrq(struct ib_srq *ibsrq)
+static inline struct softrvt_srq *ibsrq_to_rvtsrq(struct ib_srq *ibsrq)
 {
-	return container_of(ibsrq, struct rvt_srq, ibsrq);
+	return container_of(ibsrq, struct softrvt_srq, ibsrq);
 }
 
-static inline struct rvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
+static inline struct softrvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
 {
-	return container_of(ibqp, struct rvt_qp, ibqp);
+	return container_of(ibqp, struct softrvt_qp, ibqp);
 }
 
 /*
  * Where a QP counts: in the counter it is bound to, else in the device's.
- * Under rcu_read_lock(): rvt_counter_unbind_qp() waits for a count in
+ * Under rcu_read_lock(): softrvt_counter_unbind_qp() waits for a count in
  * flight before ib_core reads the counter a last time.
  */
-static inline atomic64_t *rvt_qp_counts(struct rvt_qp *qp)
+static inline atomic64_t *softrvt_qp_counts(struct softrvt_qp *qp)
 {
-	struct rvt_qp_counter *qc = rcu_dereference(qp->counter);
+	struct softrvt_qp_counter *qc = rcu_dereference(qp->counter);
 
 	return qc ? qc->counts : ib_to_rvt(qp->ibqp.device)->counters;
 }
 
 /* Count for a QP.  Any context. */
-static inline void rvt_qp_count(struct rvt_qp *qp, enum rvt_counter c,
-				u64 n)
+static inline void softrvt_qp_count(struct softrvt_qp *qp, enum softrvt_counter c,
+				    u64 n)
 {
 	rcu_read_lock();
-	atomic64_add(n, &rvt_qp_counts(qp)[c]);
+	atomic64_add(n, &softrvt_qp_counts(qp)[c]);
 	rcu_read_unlock();
 }
 
 /* Count a packet a QP sent or received, and its payload.  Any context. */
-static inline void rvt_qp_count_pkt(struct rvt_qp *qp, bool tx, u32 len)
+static inline void softrvt_qp_count_pkt(struct softrvt_qp *qp, bool tx, u32 len)
 {
 	atomic64_t *counts;
 
 	rcu_read_lock();
-	counts = rvt_qp_counts(qp);
-	atomic64_inc(&counts[tx ? RVT_CNT_TX_PACKETS : RVT_CNT_RX_PACKETS]);
-	atomic64_add(len, &counts[tx ? RVT_CNT_TX_BYTES : RVT_CNT_RX_BYTES]);
+	counts = softrvt_qp_counts(qp);
+	atomic64_inc(&counts[tx ? SOFTRVT_CNT_TX_PACKETS : SOFTRVT_CNT_RX_PACKETS]);
+	atomic64_add(len, &counts[tx ? SOFTRVT_CNT_TX_BYTES : SOFTRVT_CNT_RX_BYTES]);
 	rcu_read_unlock();
 }
 
-void rvt_qp_drop(struct rvt_qp *qp, enum rvt_counter why,
-		 const struct rvt_pkt *pkt);
+void softrvt_qp_drop(struct softrvt_qp *qp, enum softrvt_counter why,
+		     const struct softrvt_pkt *pkt);
 
 /* Whether a QP has a receive ring of its own: not on an SRQ, not XRC. */
-static inline bool rvt_qp_has_rq(const struct rvt_qp *qp)
+static inline bool softrvt_qp_has_rq(const struct softrvt_qp *qp)
 {
-	return !qp->ibqp.srq && !rvt_is_xrc_type(qp->ibqp.qp_type);
+	return !qp->ibqp.srq && !softrvt_is_xrc_type(qp->ibqp.qp_type);
 }
 
 /*
@@ -704,7 +704,7 @@ static inline bool rvt_qp_has_rq(const struct rvt_qp *qp)
  * QP has none of its own, it uses the SRQ of the request (NULL between
  * requests, which no lookup then matches).
  */
-static inline struct ib_pd *rvt_qp_rx_pd(const struct rvt_qp *qp)
+static inline struct ib_pd *softrvt_qp_rx_pd(const struct softrvt_qp *qp)
 {
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		return qp->r_xsrq ? qp->r_xsrq->ibsrq.pd : NULL;
@@ -712,7 +712,7 @@ static inline struct ib_pd *rvt_qp_rx_pd(const struct rvt_qp *qp)
 }
 
 /* Where a responder's receive completions go; NULL: nowhere. */
-static inline struct rvt_cq *rvt_qp_rx_cq(const struct rvt_qp *qp)
+static inline struct softrvt_cq *softrvt_qp_rx_cq(const struct softrvt_qp *qp)
 {
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		return qp->r_xsrq ? ibcq_to_rvtcq(qp->r_xsrq->ibsrq.ext.cq) :
@@ -724,141 +724,141 @@ static inline struct rvt_cq *rvt_qp_rx_cq(const struct rvt_qp *qp)
  * Answer a verb with as much of @resp as the caller's buffer takes: an
  * older provider may know a shorter response.
  */
-static inline int rvt_copy_resp(struct ib_udata *udata, void *resp,
-				size_t len)
+static inline int softrvt_copy_resp(struct ib_udata *udata, void *resp,
+				    size_t len)
 {
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
-/* Bits of rvt_qp.s_flags. */
-#define RVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
-#define RVT_S_RNR_DONE		1	/* the RNR wait is over */
-#define RVT_S_STOPPED		2	/* a WQE failed: see s_stop */
-#define RVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
-#define RVT_S_COMM_EST		4	/* COMM_EST raised since the last RESET */
+/* Bits of softrvt_qp.s_flags. */
+#define SOFTRVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
+#define SOFTRVT_S_RNR_DONE		1	/* the RNR wait is over */
+#define SOFTRVT_S_STOPPED		2	/* a WQE failed: see s_stop */
+#define SOFTRVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
+#define SOFTRVT_S_COMM_EST		4	/* COMM_EST raised since the last RESET */
 
 /* main.c */
-void rvt_forget_dev(struct rvt_dev_info *rdi);
+void softrvt_forget_dev(struct softrvt_dev_info *rdi);
 
 /* device.c */
-struct rvt_dev_info *rvt_alloc_dev(struct net_device *ndev);
-bool rvt_is_dev(const struct ib_device *ibdev);
-int rvt_register_dev(struct rvt_dev_info *rdi, const char *name);
-void rvt_port_event(struct rvt_dev_info *rdi, enum ib_event_type type);
+struct softrvt_dev_info *softrvt_alloc_dev(struct net_device *ndev);
+bool softrvt_is_dev(const struct ib_device *ibdev);
+int softrvt_register_dev(struct softrvt_dev_info *rdi, const char *name);
+void softrvt_port_event(struct softrvt_dev_info *rdi, enum ib_event_type type);
 
 /* counter.c */
-int rvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
-int rvt_counter_unbind_qp(struct ib_qp *ibqp);
-int rvt_counter_dealloc(struct rdma_counter *counter);
-struct rdma_hw_stats *rvt_counter_alloc_stats(struct rdma_counter *counter);
-int rvt_counter_update_stats(struct rdma_counter *counter);
-struct rdma_hw_stats *rvt_alloc_hw_port_stats(struct ib_device *ibdev,
-					      u32 port_num);
-int rvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		     u32 port_num, int index);
+int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int softrvt_counter_unbind_qp(struct ib_qp *ibqp);
+int softrvt_counter_dealloc(struct rdma_counter *counter);
+struct rdma_hw_stats *softrvt_counter_alloc_stats(struct rdma_counter *counter);
+int softrvt_counter_update_stats(struct rdma_counter *counter);
+struct rdma_hw_stats *softrvt_alloc_hw_port_stats(struct ib_device *ibdev,
+						  u32 port_num);
+int softrvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+			 u32 port_num, int index);
 
 /* restrack.c */
-int rvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
-int rvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
-int rvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
-int rvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int softrvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int softrvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq);
+int softrvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 
 /* mmap.c */
-int rvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
-			  bool writable, struct rdma_user_mmap_entry **entry,
+int softrvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
+			      bool writable, struct rdma_user_mmap_entry **entry,
 			  u64 *offset);
-int rvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
-void rvt_mmap_free(struct rdma_user_mmap_entry *entry);
+int softrvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void softrvt_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* pd.c */
-int rvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
-int rvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softrvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int softrvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* xrc.c */
-extern const struct uapi_definition rvt_xrc_uapi_defs[];
-int rvt_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-int rvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
-int rvt_xsrq_publish(struct rvt_dev_info *rdi, struct rvt_srq *srq);
-void rvt_xsrq_unpublish(struct rvt_dev_info *rdi, struct rvt_srq *srq);
-struct rvt_srq *rvt_xsrq_get(struct rvt_dev_info *rdi, u32 srqn,
-			     const struct ib_xrcd *xrcd);
-void rvt_xsrq_put(struct rvt_srq *srq);
+extern const struct uapi_definition softrvt_xrc_uapi_defs[];
+int softrvt_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int softrvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int softrvt_xsrq_publish(struct softrvt_dev_info *rdi, struct softrvt_srq *srq);
+void softrvt_xsrq_unpublish(struct softrvt_dev_info *rdi, struct softrvt_srq *srq);
+struct softrvt_srq *softrvt_xsrq_get(struct softrvt_dev_info *rdi, u32 srqn,
+				     const struct ib_xrcd *xrcd);
+void softrvt_xsrq_put(struct softrvt_srq *srq);
 
 /* ah.c */
-int rvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		  struct ib_udata *udata);
-int rvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
-int rvt_destroy_ah(struct ib_ah *ibah, u32 flags);
-bool rvt_av_init(struct rvt_dev_info *rdi, const struct rdma_ah_attr *attr,
-		 const struct ib_gid_attr *sgid_attr, struct rvt_av *av);
+int softrvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		      struct ib_udata *udata);
+int softrvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int softrvt_destroy_ah(struct ib_ah *ibah, u32 flags);
+bool softrvt_av_init(struct softrvt_dev_info *rdi, const struct rdma_ah_attr *attr,
+		     const struct ib_gid_attr *sgid_attr, struct softrvt_av *av);
 
 /* mr.c */
-u32 rvt_mr_make_key(u32 index);
-int rvt_key_alloc(struct rvt_dev_info *rdi, u32 *key);
-void rvt_key_set(struct rvt_dev_info *rdi, u32 key, void *entry);
-void rvt_key_free(struct rvt_dev_info *rdi, u32 key);
-void *rvt_key_find(struct rvt_dev_info *rdi, u32 key);
-struct rvt_mr *rvt_mr_get(struct rvt_dev_info *rdi, u32 key);
-int rvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
-		  struct rvt_mr **mr);
-void rvt_put_mr(struct rvt_mr *mr);
-void *rvt_mr_map(struct rvt_mr *mr, u64 iova, u32 len, u32 *avail);
-void rvt_mr_unmap(struct rvt_mr *mr, void *addr);
-struct ib_mr *rvt_get_dma_mr(struct ib_pd *ibpd, int access);
-struct ib_mr *rvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-			      u64 iova, int access, struct ib_udata *udata);
-struct ib_mr *rvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
-				u64 length, u64 iova, int access,
+u32 softrvt_mr_make_key(u32 index);
+int softrvt_key_alloc(struct softrvt_dev_info *rdi, u32 *key);
+void softrvt_key_set(struct softrvt_dev_info *rdi, u32 key, void *entry);
+void softrvt_key_free(struct softrvt_dev_info *rdi, u32 key);
+void *softrvt_key_find(struct softrvt_dev_info *rdi, u32 key);
+struct softrvt_mr *softrvt_mr_get(struct softrvt_dev_info *rdi, u32 key);
+int softrvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
+		      struct softrvt_mr **mr);
+void softrvt_put_mr(struct softrvt_mr *mr);
+void *softrvt_mr_map(struct softrvt_mr *mr, u64 iova, u32 len, u32 *avail);
+void softrvt_mr_unmap(struct softrvt_mr *mr, void *addr);
+struct ib_mr *softrvt_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				  u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				    u64 length, u64 iova, int access,
 				struct ib_pd *pd, struct ib_udata *udata);
-int rvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct ib_mr *rvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
-			   u32 max_num_sg);
-int rvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		  unsigned int *sg_offset);
-enum ib_wc_status rvt_mr_fast_reg(struct rvt_qp *qp, struct rvt_mr *mr,
-				  u32 key, int access);
-int rvt_mr_invalidate(struct ib_pd *pd, u32 key);
-bool rvt_wqe_is_local_op(const struct rvt_swqe *wqe);
-enum ib_wc_status rvt_local_op(struct rvt_qp *qp, struct rvt_swqe *wqe);
+int softrvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *softrvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			       u32 max_num_sg);
+int softrvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		      unsigned int *sg_offset);
+enum ib_wc_status softrvt_mr_fast_reg(struct softrvt_qp *qp, struct softrvt_mr *mr,
+				      u32 key, int access);
+int softrvt_mr_invalidate(struct ib_pd *pd, u32 key);
+bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe);
+enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe);
 
 /* mw.c */
-extern const struct uapi_definition rvt_uapi_defs[];
-int rvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
-int rvt_dealloc_mw(struct ib_mw *ibmw);
-enum ib_wc_status rvt_mw_bind(struct rvt_qp *qp, const struct rvt_swqe *wqe);
-int rvt_rkey_lookup(struct rvt_qp *qp, u32 rkey, u64 iova, u64 len,
-		    int access, struct rvt_mr **mr);
-int rvt_rkey_invalidate(struct rvt_qp *qp, u32 rkey);
-void rvt_mw_unbind_qp(struct rvt_qp *qp);
+extern const struct uapi_definition softrvt_uapi_defs[];
+int softrvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int softrvt_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status softrvt_mw_bind(struct softrvt_qp *qp, const struct softrvt_swqe *wqe);
+int softrvt_rkey_lookup(struct softrvt_qp *qp, u32 rkey, u64 iova, u64 len,
+			int access, struct softrvt_mr **mr);
+int softrvt_rkey_invalidate(struct softrvt_qp *qp, u32 rkey);
+void softrvt_mw_unbind_qp(struct softrvt_qp *qp);
 
 /* mcast.c */
-int rvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
-int rvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
-void rvt_mcast_detach_qp(struct rvt_qp *qp);
-void rvt_mcast_rcv(struct rvt_dev_info *rdi, struct sk_buff *skb);
+int softrvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int softrvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void softrvt_mcast_detach_qp(struct softrvt_qp *qp);
+void softrvt_mcast_rcv(struct softrvt_dev_info *rdi, struct sk_buff *skb);
 
 /* placement.c */
-extern const struct uapi_definition rvt_placement_uapi_defs[];
-int rvt_placement_flush(struct rvt_qp *qp, u32 rkey, u64 iova, u32 len,
-			u8 type, u8 level);
-int rvt_placement_atomic_write(struct rvt_qp *qp, u32 rkey, u64 iova,
-			       u64 value);
+extern const struct uapi_definition softrvt_placement_uapi_defs[];
+int softrvt_placement_flush(struct softrvt_qp *qp, u32 rkey, u64 iova, u32 len,
+			    u8 type, u8 level);
+int softrvt_placement_atomic_write(struct softrvt_qp *qp, u32 rkey, u64 iova,
+				   u64 value);
 
 /* sge.c */
-int rvt_sge_state_init(struct rvt_sge_state *ss, struct ib_pd *pd,
-		       const struct rvt_wqe_sge *list, u32 n, int access);
-void rvt_sge_state_init_one(struct rvt_sge_state *ss, struct rvt_mr *mr,
-			    u64 iova, u32 len);
-void rvt_sge_state_release(struct rvt_sge_state *ss);
-void rvt_sge_copy(struct rvt_sge_state *dst, struct rvt_sge_state *src,
-		  u32 len);
-void rvt_copy_to_sge(struct rvt_sge_state *dst, const void *buf, u32 len);
-void rvt_copy_from_sge(void *buf, struct rvt_sge_state *src, u32 len);
-void rvt_sge_skip(struct rvt_sge_state *ss, u32 len);
-void rvt_copy_skb_to_sge(struct rvt_sge_state *dst, struct sk_buff *skb,
-			 u32 off, u32 len);
-bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
-		      u32 max_frags);
+int softrvt_sge_state_init(struct softrvt_sge_state *ss, struct ib_pd *pd,
+			   const struct rvt_wqe_sge *list, u32 n, int access);
+void softrvt_sge_state_init_one(struct softrvt_sge_state *ss, struct softrvt_mr *mr,
+				u64 iova, u32 len);
+void softrvt_sge_state_release(struct softrvt_sge_state *ss);
+void softrvt_sge_copy(struct softrvt_sge_state *dst, struct softrvt_sge_state *src,
+		      u32 len);
+void softrvt_copy_to_sge(struct softrvt_sge_state *dst, const void *buf, u32 len);
+void softrvt_copy_from_sge(void *buf, struct softrvt_sge_state *src, u32 len);
+void softrvt_sge_skip(struct softrvt_sge_state *ss, u32 len);
+void softrvt_copy_skb_to_sge(struct softrvt_sge_state *dst, struct sk_buff *skb,
+			     u32 off, u32 len);
+bool softrvt_sge_to_frags(struct softrvt_sge_state *ss, struct sk_buff *skb, u32 len,
+			  u32 max_frags);
 
 /*
  * The next piece of the @len bytes that skb_prepare_seq_read() set @st
@@ -866,8 +866,8 @@ bool rvt_sge_to_frags(struct rvt_sge_state *ss, struct sk_buff *skb, u32 len,
  * early.  skb_seq_read() may hand out more than asked for; the caller
  * ends with skb_abort_seq_read() whether or not the walk finished.
  */
-static inline u32 rvt_skb_seq_next(struct skb_seq_state *st, u32 done,
-				   u32 len, const u8 **data)
+static inline u32 softrvt_skb_seq_next(struct skb_seq_state *st, u32 done,
+				       u32 len, const u8 **data)
 {
 	if (done >= len)
 		return 0;
@@ -875,122 +875,113 @@ static inline u32 rvt_skb_seq_next(struct skb_seq_state *st, u32 done,
 }
 
 /* cq.c */
-int rvt_cq_init(struct rvt_cq *cq, u32 entries, bool user);
-void rvt_cq_cleanup(struct rvt_cq *cq);
-bool rvt_cq_enter(struct rvt_cq *cq, struct ib_wc *wc, bool solicited);
-bool softrvt_kunit_cq_enter(struct rvt_cq *cq, struct ib_wc *wc,
-			    bool solicited);
-int rvt_cq_resize(struct rvt_cq *cq, u32 entries, struct ib_udata *udata);
-int rvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct uverbs_attr_bundle *attrs);
-int rvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
-int rvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry);
-int rvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-int rvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int softrvt_cq_init(struct softrvt_cq *cq, u32 entries, bool user);
+void softrvt_cq_cleanup(struct softrvt_cq *cq);
+bool softrvt_cq_enter(struct softrvt_cq *cq, struct ib_wc *wc, bool solicited);
+int softrvt_cq_resize(struct softrvt_cq *cq, u32 entries, struct ib_udata *udata);
+int softrvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		      struct uverbs_attr_bundle *attrs);
+int softrvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int softrvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry);
+int softrvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int softrvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 
 /* rq.c */
-int rvt_rq_init(struct rvt_rq *rq, u32 max_wr, u32 max_sge, bool user);
-void rvt_rq_free(struct rvt_rq *rq);
-int rvt_rq_head(const struct rvt_rq *rq, u32 *head);
-u32 rvt_rq_count(const struct rvt_rq *rq, u32 head, u32 tail);
-int rvt_rq_post(struct rvt_rq *rq, const struct ib_recv_wr *wr,
-		const struct ib_recv_wr **bad_wr);
-int rvt_rq_pop_locked(struct rvt_rq *rq, struct rvt_rwqe *wqe);
-int rvt_rq_resize_locked(struct rvt_rq *rq, struct rvt_rq *new);
-size_t rvt_rq_mmap_bytes(const struct rvt_rq *rq);
-int rvt_rq_pop_wr_id(struct rvt_rq *rq, u64 *wr_id);
-u32 rvt_rq_posted(struct rvt_rq *rq);
-void rvt_rq_reset(struct rvt_rq *rq);
+int softrvt_rq_init(struct softrvt_rq *rq, u32 max_wr, u32 max_sge, bool user);
+void softrvt_rq_free(struct softrvt_rq *rq);
+int softrvt_rq_head(const struct softrvt_rq *rq, u32 *head);
+u32 softrvt_rq_count(const struct softrvt_rq *rq, u32 head, u32 tail);
+int softrvt_rq_post(struct softrvt_rq *rq, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int softrvt_rq_pop_locked(struct softrvt_rq *rq, struct rvt_rwqe *wqe);
+int softrvt_rq_resize_locked(struct softrvt_rq *rq, struct softrvt_rq *new);
+size_t softrvt_rq_mmap_bytes(const struct softrvt_rq *rq);
+int softrvt_rq_pop_wr_id(struct softrvt_rq *rq, u64 *wr_id);
+u32 softrvt_rq_posted(struct softrvt_rq *rq);
+void softrvt_rq_reset(struct softrvt_rq *rq);
 
-static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct rvt_rq *rq,
+static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct softrvt_rq *rq,
 						u32 n)
 {
 	return (struct rvt_rwqe *)((char *)(rq->wq + 1) + (size_t)n * rq->stride);
 }
 
 /* srq.c */
-int rvt_srq_init(struct rvt_srq *srq, const struct ib_srq_attr *attr,
-		 bool user);
-void rvt_srq_cleanup(struct rvt_srq *srq);
-int rvt_srq_set_limit(struct rvt_srq *srq, u32 limit);
-int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
-		   struct ib_udata *udata);
-int rvt_srq_get_rwqe(struct rvt_srq *srq, struct rvt_rwqe *wqe);
-int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
-		   struct ib_udata *udata);
-int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
-		   enum ib_srq_attr_mask attr_mask, struct ib_udata *udata);
-int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
-int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
-int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr);
+int softrvt_srq_init(struct softrvt_srq *srq, const struct ib_srq_attr *attr,
+		     bool user);
+void softrvt_srq_cleanup(struct softrvt_srq *srq);
+int softrvt_srq_set_limit(struct softrvt_srq *srq, u32 limit);
+int softrvt_srq_resize(struct softrvt_srq *srq, u32 max_wr, const u32 *limit,
+		       struct ib_udata *udata);
+int softrvt_srq_get_rwqe(struct softrvt_srq *srq, struct rvt_rwqe *wqe);
+extern const struct ib_device_ops softrvt_srq_ops;
 
 /* qp.c */
-struct rvt_qp *rvt_lookup_qpn(struct rvt_dev_info *rdi, u32 qpn);
-void rvt_put_qp(struct rvt_qp *qp);
-bool rvt_qp_set_error(struct rvt_qp *qp, enum ib_event_type event);
-void rvt_qp_set_sq_error(struct rvt_qp *qp);
-void rvt_qp_event(struct rvt_qp *qp, enum ib_event_type type);
-void rvt_comm_est(struct rvt_qp *qp);
-void rvt_qp_flush_rq(struct rvt_qp *qp);
-struct rvt_qp *rvt_qp_next(struct rvt_dev_info *rdi, unsigned long *index);
-void rvt_qp_fail_all(struct rvt_dev_info *rdi);
-void rvt_send_complete(struct rvt_qp *qp, struct rvt_swqe *wqe,
-		       enum ib_wc_status status);
+struct softrvt_qp *softrvt_lookup_qpn(struct softrvt_dev_info *rdi, u32 qpn);
+void softrvt_put_qp(struct softrvt_qp *qp);
+bool softrvt_qp_set_error(struct softrvt_qp *qp, enum ib_event_type event);
+void softrvt_qp_set_sq_error(struct softrvt_qp *qp);
+void softrvt_qp_event(struct softrvt_qp *qp, enum ib_event_type type);
+void softrvt_comm_est(struct softrvt_qp *qp);
+void softrvt_qp_flush_rq(struct softrvt_qp *qp);
+struct softrvt_qp *softrvt_qp_next(struct softrvt_dev_info *rdi, unsigned long *index);
+void softrvt_qp_fail_all(struct softrvt_dev_info *rdi);
+void softrvt_send_complete(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
+			   enum ib_wc_status status);
 
-static inline struct rvt_swqe *rvt_get_swqe_ptr(const struct rvt_qp *qp,
-						u32 n)
+static inline struct softrvt_swqe *softrvt_get_swqe_ptr(const struct softrvt_qp *qp,
+							u32 n)
 {
-	return (struct rvt_swqe *)((char *)qp->s_wq + (size_t)n * qp->s_stride);
+	return (struct softrvt_swqe *)((char *)qp->s_wq + (size_t)n * qp->s_stride);
 }
 
 /* net.c */
-int rvt_net_init(void);
-void rvt_net_exit_all(void);
-int rvt_net_attach(struct rvt_dev_info *rdi);
-void rvt_net_detach(struct rvt_dev_info *rdi);
-struct rvt_pkt *rvt_pkt_of(struct sk_buff *skb);
-bool rvt_pkt_on_path(struct sk_buff *skb, const struct rvt_av *av);
-bool rvt_rx_queue(struct rvt_dev_info *rdi, struct rvt_qp *qp,
-		  struct sk_buff *skb);
-struct sk_buff *rvt_rx_dequeue(struct rvt_qp *qp);
-bool rvt_rx_icrc_ok(struct sk_buff *skb);
-void rvt_rx_unget(struct rvt_qp *qp, struct sk_buff *skb);
-void rvt_rx_purge(struct rvt_qp *qp);
-void rvt_rx_hold(struct rvt_dev_info *rdi, bool hold);
-void rvt_tx_begin(struct sk_buff *skb);
-void rvt_tx_end(void);
-bool rvt_rx_sent_here(const struct sk_buff *skb);
-struct sk_buff *rvt_alloc_pkt(struct rvt_dev_info *rdi, u32 len);
-u32 rvt_put_payload(u8 *p, struct rvt_sge_state *ss, u32 len);
-struct sk_buff *rvt_alloc_pkt_from(struct rvt_dev_info *rdi, u32 hdr_len,
-				   struct rvt_sge_state *ss, u32 len,
+int softrvt_net_init(void);
+void softrvt_net_exit_all(void);
+int softrvt_net_attach(struct softrvt_dev_info *rdi);
+void softrvt_net_detach(struct softrvt_dev_info *rdi);
+struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb);
+bool softrvt_pkt_on_path(struct sk_buff *skb, const struct softrvt_av *av);
+bool softrvt_rx_queue(struct softrvt_dev_info *rdi, struct softrvt_qp *qp,
+		      struct sk_buff *skb);
+struct sk_buff *softrvt_rx_dequeue(struct softrvt_qp *qp);
+bool softrvt_rx_icrc_ok(struct sk_buff *skb);
+void softrvt_rx_unget(struct softrvt_qp *qp, struct sk_buff *skb);
+void softrvt_rx_purge(struct softrvt_qp *qp);
+void softrvt_rx_hold(struct softrvt_dev_info *rdi, bool hold);
+void softrvt_tx_begin(struct sk_buff *skb);
+void softrvt_tx_end(void);
+bool softrvt_rx_sent_here(const struct sk_buff *skb);
+struct sk_buff *softrvt_alloc_pkt(struct softrvt_dev_info *rdi, u32 len);
+u32 softrvt_put_payload(u8 *p, struct softrvt_sge_state *ss, u32 len);
+struct sk_buff *softrvt_alloc_pkt_from(struct softrvt_dev_info *rdi, u32 hdr_len,
+				       struct softrvt_sge_state *ss, u32 len,
 				   bool in_place);
-int rvt_xmit(struct rvt_qp *qp, const struct rvt_av *av,
-	     struct dst_cache *cache, u16 sport, struct sk_buff *skb);
+int softrvt_xmit(struct softrvt_qp *qp, const struct softrvt_av *av,
+		 struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 /* A train's packets, ICRCs included, fit in one UDP length field. */
-#define RVT_TRAIN_MAX_BYTES	(65535U - 8U)
+#define SOFTRVT_TRAIN_MAX_BYTES	(65535U - 8U)
 /* What a path lets one train carry; bytes 0: it takes no trains. */
-struct rvt_train_limit {
+struct softrvt_train_limit {
 	u32 bytes;
 	u32 segs;
 };
 
-void rvt_train_limit(struct rvt_qp *qp, const struct rvt_av *av,
-		     struct dst_cache *cache, struct rvt_train_limit *lim);
-bool rvt_train_take(const struct rvt_train_limit *lim, u32 n, u32 seg_len,
-		    u32 len, bool msg_last, u32 *bytes);
-struct sk_buff *rvt_alloc_train(struct rvt_dev_info *rdi, u32 len);
-void rvt_train_seal(struct sk_buff *skb, u32 seg_len);
-int rvt_xmit_train(struct rvt_qp *qp, const struct rvt_av *av,
-		   struct dst_cache *cache, u16 sport, struct sk_buff *skb,
+void softrvt_train_limit(struct softrvt_qp *qp, const struct softrvt_av *av,
+			 struct dst_cache *cache, struct softrvt_train_limit *lim);
+bool softrvt_train_take(const struct softrvt_train_limit *lim, u32 n, u32 seg_len,
+			u32 len, bool msg_last, u32 *bytes);
+struct sk_buff *softrvt_alloc_train(struct softrvt_dev_info *rdi, u32 len);
+void softrvt_train_seal(struct sk_buff *skb, u32 seg_len);
+int softrvt_xmit_train(struct softrvt_qp *qp, const struct softrvt_av *av,
+		       struct dst_cache *cache, u16 sport, struct sk_buff *skb,
 		   u32 seg_len);
 
 /*
  * What one run of a QP's engine may still do before it yields its CPU,
- * see rvt_engine(): WQEs, payload bytes copied or sent, packets sent.
+ * see softrvt_engine(): WQEs, payload bytes copied or sent, packets sent.
  */
-struct rvt_budget {
+struct softrvt_budget {
 	u32 wqes;
 	u32 bytes;
 	u32 pkts;
@@ -1000,8 +991,8 @@ struct rvt_budget {
  * Spend some of a run's budget.  Return: whether the WQE at hand may go
  * on with it.
  */
-static inline bool rvt_budget_spend(struct rvt_budget *b, u32 pkts,
-				    u32 bytes)
+static inline bool softrvt_budget_spend(struct softrvt_budget *b, u32 pkts,
+					u32 bytes)
 {
 	b->pkts -= min(b->pkts, pkts);
 	b->bytes -= min(b->bytes, bytes);
@@ -1009,72 +1000,72 @@ static inline bool rvt_budget_spend(struct rvt_budget *b, u32 pkts,
 }
 
 /* How a send WQE's turn in an engine run ended. */
-enum rvt_ruc_result {
-	RVT_RUC_DONE,		/* complete the WQE with the status given */
-	RVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
-	RVT_RUC_RETRY,		/* no RC responder would answer: time out */
-	RVT_RUC_MORE,		/* the budget ran out within it: go on later */
+enum softrvt_ruc_result {
+	SOFTRVT_RUC_DONE,		/* complete the WQE with the status given */
+	SOFTRVT_RUC_RNR,		/* no receive WQE at an RC responder: retry */
+	SOFTRVT_RUC_RETRY,		/* no RC responder would answer: time out */
+	SOFTRVT_RUC_MORE,		/* the budget ran out within it: go on later */
 };
 
 /* req.c */
-u32 rvt_qp_mtu(const struct rvt_qp *qp);
-void rvt_qp_set_mtu(struct rvt_qp *qp, enum ib_mtu path_mtu);
-bool rvt_req_send_rc(struct rvt_qp *qp);
-enum rvt_ruc_result rvt_req_send_unreliable(struct rvt_qp *qp,
-					    struct rvt_swqe *wqe,
-					    struct rvt_budget *budget,
+u32 softrvt_qp_mtu(const struct softrvt_qp *qp);
+void softrvt_qp_set_mtu(struct softrvt_qp *qp, enum ib_mtu path_mtu);
+bool softrvt_req_send_rc(struct softrvt_qp *qp);
+enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
+						    struct softrvt_swqe *wqe,
+					    struct softrvt_budget *budget,
 					    enum ib_wc_status *status);
-void rvt_req_rewind(struct rvt_qp *qp, u32 psn, enum rvt_resend_why why);
-void rvt_req_go_back(struct rvt_qp *qp);
-void rvt_req_stop(struct rvt_qp *qp, u32 i);
-void rvt_req_timeout(struct rvt_qp *qp);
-void rvt_ack_timer_fn(struct timer_list *t);
-void rvt_req_arm_ack_timer(struct rvt_qp *qp);
-bool rvt_req_ack_timer_due(struct rvt_qp *qp);
-bool rvt_wqe_is_rd_atomic(const struct rvt_swqe *wqe);
-void rvt_req_rd_retire(struct rvt_qp *qp);
+void softrvt_req_rewind(struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why why);
+void softrvt_req_go_back(struct softrvt_qp *qp);
+void softrvt_req_stop(struct softrvt_qp *qp, u32 i);
+void softrvt_req_timeout(struct softrvt_qp *qp);
+void softrvt_ack_timer_fn(struct timer_list *t);
+void softrvt_req_arm_ack_timer(struct softrvt_qp *qp);
+bool softrvt_req_ack_timer_due(struct softrvt_qp *qp);
+bool softrvt_wqe_is_rd_atomic(const struct softrvt_swqe *wqe);
+void softrvt_req_rd_retire(struct softrvt_qp *qp);
 
 /* comp.c */
-void rvt_comp_packet(struct rvt_qp *qp, struct sk_buff *skb);
-void rvt_comp_advance(struct rvt_qp *qp);
-void rvt_comp_done(struct rvt_qp *qp, enum ib_wc_status status);
+void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb);
+void softrvt_comp_advance(struct softrvt_qp *qp);
+void softrvt_comp_done(struct softrvt_qp *qp, enum ib_wc_status status);
 
 /* resp.c */
-void rvt_resp_packet(struct rvt_qp *qp, struct sk_buff *skb);
-bool rvt_resp_can_take(struct rvt_qp *qp, struct sk_buff *skb);
-bool rvt_resp_read_answer(struct rvt_qp *qp);
-void rvt_resp_flush_ack(struct rvt_qp *qp);
-void rvt_resp_reset(struct rvt_qp *qp);
-void rvt_resp_flush(struct rvt_qp *qp);
+void softrvt_resp_packet(struct softrvt_qp *qp, struct sk_buff *skb);
+bool softrvt_resp_can_take(struct softrvt_qp *qp, struct sk_buff *skb);
+bool softrvt_resp_read_answer(struct softrvt_qp *qp);
+void softrvt_resp_flush_ack(struct softrvt_qp *qp);
+void softrvt_resp_reset(struct softrvt_qp *qp);
+void softrvt_resp_flush(struct softrvt_qp *qp);
 
 /* ruc.c */
-int rvt_icrc_init(void);
-void rvt_icrc_exit(void);
-int rvt_ruc_init(void);
-void rvt_ruc_exit(void);
-void rvt_schedule_send(struct rvt_qp *qp);
-void rvt_send_work(struct work_struct *work);
-void rvt_run_send(struct rvt_qp *qp);
-void rvt_sync_send(struct rvt_qp *qp);
-void rvt_ruc_reset(struct rvt_qp *qp);
-void rvt_rnr_timer_fn(struct timer_list *t);
-unsigned long rvt_ack_timeout(u8 timeout);
-extern const u32 rvt_rnr_usec[32];
-int rvt_get_rwqe(struct rvt_qp *qp, struct rvt_rwqe *wqe);
+int softrvt_icrc_init(void);
+void softrvt_icrc_exit(void);
+int softrvt_ruc_init(void);
+void softrvt_ruc_exit(void);
+void softrvt_schedule_send(struct softrvt_qp *qp);
+void softrvt_send_work(struct work_struct *work);
+void softrvt_run_send(struct softrvt_qp *qp);
+void softrvt_sync_send(struct softrvt_qp *qp);
+void softrvt_ruc_reset(struct softrvt_qp *qp);
+void softrvt_rnr_timer_fn(struct timer_list *t);
+unsigned long softrvt_ack_timeout(u8 timeout);
+extern const u32 softrvt_rnr_usec[32];
+int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe);
 
-int rvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		  struct ib_udata *udata);
-int rvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		  struct ib_udata *udata);
-int rvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		 struct ib_qp_init_attr *init);
-int rvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int rvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		  const struct ib_send_wr **bad_wr);
-int rvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int rvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int rvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int rvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		  const struct ib_recv_wr **bad_wr);
+int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		      struct ib_udata *udata);
+int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		      struct ib_udata *udata);
+int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		     struct ib_qp_init_attr *init);
+int softrvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int softrvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int softrvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int softrvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int softrvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int softrvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 
 #endif /* SOFTRVT_H */

@@ -2,7 +2,7 @@
 /*
  * Shared receive queues.
  *
- * The ring is a struct rvt_rq (rq.c).  A user SRQ's ring is mmapped and
+ * The ring is a struct softrvt_rq (rq.c).  A user SRQ's ring is mmapped and
  * filled by the provider without a system call; rvt_post_srq_recv()
  * serves kernel consumers and the uverbs post_srq_recv command.
  */
@@ -14,41 +14,41 @@
 #include "trace.h"
 
 /**
- * rvt_srq_init - set up an SRQ's ring and limit
+ * softrvt_srq_init - set up an SRQ's ring and limit
  * @srq: the SRQ; ibsrq is left to the caller
  * @attr: max_wr, max_sge and srq_limit, already checked against the caps
  * @user: whether the ring will be mapped into userspace
  *
  * Return: 0 or -ENOMEM.
  */
-int rvt_srq_init(struct rvt_srq *srq, const struct ib_srq_attr *attr,
-		 bool user)
+int softrvt_srq_init(struct softrvt_srq *srq, const struct ib_srq_attr *attr,
+		     bool user)
 {
 	srq->limit = attr->srq_limit;
-	return rvt_rq_init(&srq->rq, attr->max_wr, attr->max_sge, user);
+	return softrvt_rq_init(&srq->rq, attr->max_wr, attr->max_sge, user);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_srq_init);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_init);
 
 /**
- * rvt_srq_cleanup - release an SRQ's ring
+ * softrvt_srq_cleanup - release an SRQ's ring
  * @srq: the SRQ, no longer reachable by consumers
  */
-void rvt_srq_cleanup(struct rvt_srq *srq)
+void softrvt_srq_cleanup(struct softrvt_srq *srq)
 {
-	struct rvt_rq ring = {};
+	struct softrvt_rq ring = {};
 
 	/*
 	 * ib_core forgets an SRQ for rdma resource only after destroy_srq
-	 * returns: until then rvt_fill_res_srq_entry() may look at the
+	 * returns: until then softrvt_fill_res_srq_entry() may look at the
 	 * ring, under its lock, and must find it gone rather than freed.
 	 */
 	spin_lock_irq(&srq->rq.lock);
 	swap(ring.wq, srq->rq.wq);
 	swap(ring.mmap_entry, srq->rq.mmap_entry);
 	spin_unlock_irq(&srq->rq.lock);
-	rvt_rq_free(&ring);
+	softrvt_rq_free(&ring);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_srq_cleanup);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_cleanup);
 
 /**
  * rvt_post_srq_recv - post a chain of receive WRs to an SRQ
@@ -62,15 +62,14 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_srq_cleanup);
  * Return: 0; -EINVAL if a WR has more SGEs than the SRQ allows; -ENOMEM
  * if the ring is full; -EIO if the ring's producer index is corrupt.
  */
-int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr)
+static int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad_wr)
 {
-	return rvt_rq_post(&ibsrq_to_rvtsrq(ibsrq)->rq, wr, bad_wr);
+	return softrvt_rq_post(&ibsrq_to_rvtsrq(ibsrq)->rq, wr, bad_wr);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_post_srq_recv);
 
 /**
- * rvt_srq_get_rwqe - consume the oldest WQE of an SRQ
+ * softrvt_srq_get_rwqe - consume the oldest WQE of an SRQ
  * @srq: the SRQ
  * @wqe: a buffer of srq->rq.stride bytes for a copy of the WQE
  *
@@ -80,14 +79,14 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_post_srq_recv);
  *
  * Return: 0, -ENOENT if the SRQ is empty, -EIO if its ring is corrupt.
  */
-int rvt_srq_get_rwqe(struct rvt_srq *srq, struct rvt_rwqe *wqe)
+int softrvt_srq_get_rwqe(struct softrvt_srq *srq, struct rvt_rwqe *wqe)
 {
 	unsigned long flags;
 	bool fire = false;
 	int left;
 
 	spin_lock_irqsave(&srq->rq.lock, flags);
-	left = rvt_rq_pop_locked(&srq->rq, wqe);
+	left = softrvt_rq_pop_locked(&srq->rq, wqe);
 	if (left >= 0 && srq->limit && left < srq->limit) {
 		trace_softrvt_srq_limit(srq, left, srq->limit);
 		srq->limit = 0;
@@ -106,16 +105,16 @@ int rvt_srq_get_rwqe(struct rvt_srq *srq, struct rvt_rwqe *wqe)
 	}
 	return left < 0 ? left : 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_srq_get_rwqe);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_get_rwqe);
 
 /**
- * rvt_srq_set_limit - arm (or with 0 disarm) the SRQ limit event
+ * softrvt_srq_set_limit - arm (or with 0 disarm) the SRQ limit event
  * @srq: the SRQ
  * @limit: WQE count below which the event fires
  *
  * Return: 0, or -EINVAL if @limit is not below the SRQ's capacity.
  */
-int rvt_srq_set_limit(struct rvt_srq *srq, u32 limit)
+int softrvt_srq_set_limit(struct softrvt_srq *srq, u32 limit)
 {
 	int ret = 0;
 
@@ -127,10 +126,10 @@ int rvt_srq_set_limit(struct rvt_srq *srq, u32 limit)
 	spin_unlock_irq(&srq->rq.lock);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_srq_set_limit);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_set_limit);
 
 /**
- * rvt_srq_resize - give an SRQ a ring of another size
+ * softrvt_srq_resize - give an SRQ a ring of another size
  * @srq: the SRQ
  * @max_wr: WQEs the new ring holds
  * @limit: a limit to arm together with the resize, or NULL to keep the
@@ -146,12 +145,12 @@ EXPORT_SYMBOL_IF_KUNIT(rvt_srq_set_limit);
  * Return: 0, -EINVAL if the outstanding WQEs or the armed limit do not fit,
  * -ENOMEM, -EFAULT, or -EIO for a corrupt ring.
  */
-int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
-		   struct ib_udata *udata)
+int softrvt_srq_resize(struct softrvt_srq *srq, u32 max_wr, const u32 *limit,
+		       struct ib_udata *udata)
 {
 	struct softrvt_modify_srq_cmd cmd = {};
 	u64 __user *offset_addr = NULL;
-	struct rvt_rq new;
+	struct softrvt_rq new;
 	u64 offset = 0;
 	int ret;
 
@@ -165,12 +164,12 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 		offset_addr = u64_to_user_ptr(cmd.offset_addr);
 	}
 
-	ret = rvt_rq_init(&new, max_wr, srq->rq.max_sge, srq->rq.user);
+	ret = softrvt_rq_init(&new, max_wr, srq->rq.max_sge, srq->rq.user);
 	if (ret)
 		return ret;
 	if (udata) {
-		ret = rvt_mmap_entry_create(udata, new.wq,
-					    rvt_rq_mmap_bytes(&new), true,
+		ret = softrvt_mmap_entry_create(udata, new.wq,
+						softrvt_rq_mmap_bytes(&new), true,
 					    &new.mmap_entry, &offset);
 		if (ret)
 			goto out;
@@ -189,21 +188,21 @@ int rvt_srq_resize(struct rvt_srq *srq, u32 max_wr, const u32 *limit,
 	if ((limit ? *limit : srq->limit) > max_wr) {
 		ret = -EINVAL;
 	} else {
-		ret = rvt_rq_resize_locked(&srq->rq, &new);
+		ret = softrvt_rq_resize_locked(&srq->rq, &new);
 		if (!ret && limit)
 			srq->limit = *limit;
 	}
 	spin_unlock_irq(&srq->rq.lock);
 out:
-	rvt_rq_free(&new);
+	softrvt_rq_free(&new);
 	return ret;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_srq_resize);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_resize);
 
-static int rvt_srq_check_attr(const struct ib_srq_attr *attr)
+static int softrvt_srq_check_attr(const struct ib_srq_attr *attr)
 {
-	if (attr->max_wr == 0 || attr->max_wr > RVT_MAX_SRQ_WR ||
-	    attr->max_sge == 0 || attr->max_sge > RVT_MAX_SRQ_SGE ||
+	if (attr->max_wr == 0 || attr->max_wr > SOFTRVT_MAX_SRQ_WR ||
+	    attr->max_sge == 0 || attr->max_sge > SOFTRVT_MAX_SRQ_SGE ||
 	    attr->srq_limit >= attr->max_wr + 1)
 		return -EINVAL;
 	return 0;
@@ -221,42 +220,42 @@ static int rvt_srq_check_attr(const struct ib_srq_attr *attr)
  *
  * Return: 0 or a negative errno.
  */
-int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
-		   struct ib_udata *udata)
+static int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			  struct ib_udata *udata)
 {
-	struct rvt_dev_info *rdi = ib_to_rvt(ibsrq->device);
-	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibsrq->device);
+	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
 	struct softrvt_create_srq_resp resp = {};
 	int ret;
 
 	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
-	ret = rvt_srq_check_attr(&init->attr);
+	ret = softrvt_srq_check_attr(&init->attr);
 	if (ret)
 		return ret;
-	if (atomic_inc_return(&rdi->n_srqs) > RVT_MAX_SRQ) {
+	if (atomic_inc_return(&rdi->n_srqs) > SOFTRVT_MAX_SRQ) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
 
-	ret = rvt_srq_init(srq, &init->attr, !!udata);
+	ret = softrvt_srq_init(srq, &init->attr, !!udata);
 	if (ret)
 		goto err_count;
 
 	if (udata) {
-		ret = rvt_mmap_entry_create(udata, srq->rq.wq,
-					    rvt_rq_mmap_bytes(&srq->rq), true,
+		ret = softrvt_mmap_entry_create(udata, srq->rq.wq,
+						softrvt_rq_mmap_bytes(&srq->rq), true,
 					    &srq->rq.mmap_entry,
 					    &resp.mmap_offset);
 		if (ret)
 			goto err_ring;
-		ret = rvt_copy_resp(udata, &resp, sizeof(resp));
+		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
 		if (ret)
 			goto err_ring;
 	}
 	/* Last: from now on requests find it. */
 	if (init->srq_type == IB_SRQT_XRC) {
-		ret = rvt_xsrq_publish(rdi, srq);
+		ret = softrvt_xsrq_publish(rdi, srq);
 		if (ret)
 			goto err_ring;
 	}
@@ -265,7 +264,7 @@ int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	return 0;
 
 err_ring:
-	rvt_srq_cleanup(srq);
+	softrvt_srq_cleanup(srq);
 err_count:
 	atomic_dec(&rdi->n_srqs);
 	return ret;
@@ -280,23 +279,23 @@ err_count:
  *
  * Return: 0 or a negative errno; nothing changes on error.
  */
-int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
-		   enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
+static int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			  enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
 {
-	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
 
 	if (attr_mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
 
 	if (attr_mask & IB_SRQ_MAX_WR) {
-		if (attr->max_wr == 0 || attr->max_wr > RVT_MAX_SRQ_WR)
+		if (attr->max_wr == 0 || attr->max_wr > SOFTRVT_MAX_SRQ_WR)
 			return -EINVAL;
-		return rvt_srq_resize(srq, attr->max_wr,
+		return softrvt_srq_resize(srq, attr->max_wr,
 				      (attr_mask & IB_SRQ_LIMIT) ?
 				      &attr->srq_limit : NULL, udata);
 	}
 	if (attr_mask & IB_SRQ_LIMIT)
-		return rvt_srq_set_limit(srq, attr->srq_limit);
+		return softrvt_srq_set_limit(srq, attr->srq_limit);
 	return 0;
 }
 
@@ -307,9 +306,9 @@ int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
  *
  * Return: 0.
  */
-int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+static int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
-	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
 
 	spin_lock_irq(&srq->rq.lock);
 	attr->max_wr = srq->rq.size - 1;
@@ -329,13 +328,28 @@ int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
  *
  * Return: 0.
  */
-int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+static int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
-	struct rvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
 
 	if (ibsrq->srq_type == IB_SRQT_XRC)
-		rvt_xsrq_unpublish(ib_to_rvt(ibsrq->device), srq);
-	rvt_srq_cleanup(srq);
+		softrvt_xsrq_unpublish(ib_to_rvt(ibsrq->device), srq);
+	softrvt_srq_cleanup(srq);
 	atomic_dec(&ib_to_rvt(ibsrq->device)->n_srqs);
 	return 0;
 }
+
+/*
+ * The SRQ verbs, added to the device by softrvt_alloc_dev().  They keep
+ * rdmavt's names, static: nothing outside this file calls them by name.
+ */
+const struct ib_device_ops softrvt_srq_ops = {
+	.create_srq = rvt_create_srq,
+	.destroy_srq = rvt_destroy_srq,
+	.modify_srq = rvt_modify_srq,
+	.post_srq_recv = rvt_post_srq_recv,
+	.query_srq = rvt_query_srq,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, softrvt_srq, ibsrq),
+};
+EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_ops);

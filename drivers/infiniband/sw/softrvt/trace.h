@@ -28,95 +28,95 @@
 #include "hdr.h"
 
 /* The low five bits of a BTH opcode; the top three are the transport. */
-#define RVT_OPCODE_LIST				\
-	rvt_op(SEND_FIRST)			\
-	rvt_op(SEND_MIDDLE)			\
-	rvt_op(SEND_LAST)			\
-	rvt_op(SEND_LAST_WITH_IMMEDIATE)	\
-	rvt_op(SEND_ONLY)			\
-	rvt_op(SEND_ONLY_WITH_IMMEDIATE)	\
-	rvt_op(RDMA_WRITE_FIRST)		\
-	rvt_op(RDMA_WRITE_MIDDLE)		\
-	rvt_op(RDMA_WRITE_LAST)			\
-	rvt_op(RDMA_WRITE_LAST_WITH_IMMEDIATE)	\
-	rvt_op(RDMA_WRITE_ONLY)			\
-	rvt_op(RDMA_WRITE_ONLY_WITH_IMMEDIATE)	\
-	rvt_op(RDMA_READ_REQUEST)		\
-	rvt_op(RDMA_READ_RESPONSE_FIRST)	\
-	rvt_op(RDMA_READ_RESPONSE_MIDDLE)	\
-	rvt_op(RDMA_READ_RESPONSE_LAST)		\
-	rvt_op(RDMA_READ_RESPONSE_ONLY)		\
-	rvt_op(ACKNOWLEDGE)			\
-	rvt_op(ATOMIC_ACKNOWLEDGE)		\
-	rvt_op(COMPARE_SWAP)			\
-	rvt_op(FETCH_ADD)			\
-	rvt_op(SEND_LAST_WITH_INVALIDATE)	\
-	rvt_op_end(SEND_ONLY_WITH_INVALIDATE)
+#define SOFTRVT_OPCODE_LIST				\
+	softrvt_op(SEND_FIRST)			\
+	softrvt_op(SEND_MIDDLE)			\
+	softrvt_op(SEND_LAST)			\
+	softrvt_op(SEND_LAST_WITH_IMMEDIATE)	\
+	softrvt_op(SEND_ONLY)			\
+	softrvt_op(SEND_ONLY_WITH_IMMEDIATE)	\
+	softrvt_op(RDMA_WRITE_FIRST)		\
+	softrvt_op(RDMA_WRITE_MIDDLE)		\
+	softrvt_op(RDMA_WRITE_LAST)			\
+	softrvt_op(RDMA_WRITE_LAST_WITH_IMMEDIATE)	\
+	softrvt_op(RDMA_WRITE_ONLY)			\
+	softrvt_op(RDMA_WRITE_ONLY_WITH_IMMEDIATE)	\
+	softrvt_op(RDMA_READ_REQUEST)		\
+	softrvt_op(RDMA_READ_RESPONSE_FIRST)	\
+	softrvt_op(RDMA_READ_RESPONSE_MIDDLE)	\
+	softrvt_op(RDMA_READ_RESPONSE_LAST)		\
+	softrvt_op(RDMA_READ_RESPONSE_ONLY)		\
+	softrvt_op(ACKNOWLEDGE)			\
+	softrvt_op(ATOMIC_ACKNOWLEDGE)		\
+	softrvt_op(COMPARE_SWAP)			\
+	softrvt_op(FETCH_ADD)			\
+	softrvt_op(SEND_LAST_WITH_INVALIDATE)	\
+	softrvt_op_end(SEND_ONLY_WITH_INVALIDATE)
 
-#define RVT_RESEND_LIST				\
-	rvt_resend(TIMEOUT, timeout)		\
-	rvt_resend(SEQ_NAK, seq_nak)		\
-	rvt_resend(RNR_NAK, rnr_nak)		\
-	rvt_resend_end(GAP, gap)
+#define SOFTRVT_RESEND_LIST				\
+	softrvt_resend(TIMEOUT, timeout)		\
+	softrvt_resend(SEQ_NAK, seq_nak)		\
+	softrvt_resend(RNR_NAK, rnr_nak)		\
+	softrvt_resend_end(GAP, gap)
 
-#define RVT_QPS_LIST				\
-	rvt_qps(RESET)				\
-	rvt_qps(INIT)				\
-	rvt_qps(RTR)				\
-	rvt_qps(RTS)				\
-	rvt_qps(SQD)				\
-	rvt_qps(SQE)				\
-	rvt_qps_end(ERR)
+#define SOFTRVT_QPS_LIST				\
+	softrvt_qps(RESET)				\
+	softrvt_qps(INIT)				\
+	softrvt_qps(RTR)				\
+	softrvt_qps(RTS)				\
+	softrvt_qps(SQD)				\
+	softrvt_qps(SQE)				\
+	softrvt_qps_end(ERR)
 
-#undef rvt_op
-#undef rvt_op_end
-#undef rvt_resend
-#undef rvt_resend_end
-#undef rvt_qps
-#undef rvt_qps_end
-#define rvt_op(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
-#define rvt_op_end(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
-#define rvt_resend(x, s)	TRACE_DEFINE_ENUM(RVT_RESEND_##x);
-#define rvt_resend_end(x, s)	TRACE_DEFINE_ENUM(RVT_RESEND_##x);
-#define rvt_qps(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
-#define rvt_qps_end(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
+#undef softrvt_op
+#undef softrvt_op_end
+#undef softrvt_resend
+#undef softrvt_resend_end
+#undef softrvt_qps
+#undef softrvt_qps_end
+#define softrvt_op(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
+#define softrvt_op_end(x)		TRACE_DEFINE_ENUM(IB_OPCODE_##x);
+#define softrvt_resend(x, s)	TRACE_DEFINE_ENUM(SOFTRVT_RESEND_##x);
+#define softrvt_resend_end(x, s)	TRACE_DEFINE_ENUM(SOFTRVT_RESEND_##x);
+#define softrvt_qps(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
+#define softrvt_qps_end(x)		TRACE_DEFINE_ENUM(IB_QPS_##x);
 
-RVT_OPCODE_LIST
-RVT_RESEND_LIST
-RVT_QPS_LIST
+SOFTRVT_OPCODE_LIST
+SOFTRVT_RESEND_LIST
+SOFTRVT_QPS_LIST
 
-#undef rvt_op
-#undef rvt_op_end
-#undef rvt_resend
-#undef rvt_resend_end
-#undef rvt_qps
-#undef rvt_qps_end
-#define rvt_op(x)		{ IB_OPCODE_##x, #x },
-#define rvt_op_end(x)		{ IB_OPCODE_##x, #x }
-#define rvt_resend(x, s)	{ RVT_RESEND_##x, #s },
-#define rvt_resend_end(x, s)	{ RVT_RESEND_##x, #s }
-#define rvt_qps(x)		{ IB_QPS_##x, #x },
-#define rvt_qps_end(x)		{ IB_QPS_##x, #x }
+#undef softrvt_op
+#undef softrvt_op_end
+#undef softrvt_resend
+#undef softrvt_resend_end
+#undef softrvt_qps
+#undef softrvt_qps_end
+#define softrvt_op(x)		{ IB_OPCODE_##x, #x },
+#define softrvt_op_end(x)		{ IB_OPCODE_##x, #x }
+#define softrvt_resend(x, s)	{ SOFTRVT_RESEND_##x, #s },
+#define softrvt_resend_end(x, s)	{ SOFTRVT_RESEND_##x, #s }
+#define softrvt_qps(x)		{ IB_QPS_##x, #x },
+#define softrvt_qps_end(x)		{ IB_QPS_##x, #x }
 
-#define rvt_show_transport(op)						\
+#define softrvt_show_transport(op)						\
 	__print_symbolic((op) >> 5, { 0, "RC" }, { 1, "UC" }, { 3, "UD" }, \
 			 { 5, "XRC" })
-#define rvt_show_opcode(op)	__print_symbolic((op) & 0x1f, RVT_OPCODE_LIST)
-#define rvt_show_resend(why)	__print_symbolic(why, RVT_RESEND_LIST)
-#define rvt_show_qps(state)	__print_symbolic(state, RVT_QPS_LIST)
-#define rvt_show_aeth(syn)						\
-	__print_symbolic((syn) & RVT_AETH_TYPE_MASK,			\
-			 { RVT_AETH_ACK, "ACK" },			\
-			 { RVT_AETH_RNR_NAK, "RNR_NAK" },		\
-			 { RVT_AETH_NAK, "NAK" })
+#define softrvt_show_opcode(op)	__print_symbolic((op) & 0x1f, SOFTRVT_OPCODE_LIST)
+#define softrvt_show_resend(why)	__print_symbolic(why, SOFTRVT_RESEND_LIST)
+#define softrvt_show_qps(state)	__print_symbolic(state, SOFTRVT_QPS_LIST)
+#define softrvt_show_aeth(syn)						\
+	__print_symbolic((syn) & SOFTRVT_AETH_TYPE_MASK,			\
+			 { SOFTRVT_AETH_ACK, "ACK" },			\
+			 { SOFTRVT_AETH_RNR_NAK, "RNR_NAK" },		\
+			 { SOFTRVT_AETH_NAK, "NAK" })
 
 /*
  * A packet as its BTH has it.  @qpn is the local QP: the sender of a
  * packet sent (dqpn is the BTH's), the BTH's QP of a packet received.
  */
 DECLARE_EVENT_CLASS(softrvt_pkt_class,
-	TP_PROTO(const struct rvt_dev_info *rdi, u32 qpn,
-		 const struct rvt_pkt *pkt),
+	TP_PROTO(const struct softrvt_dev_info *rdi, u32 qpn,
+		 const struct softrvt_pkt *pkt),
 	TP_ARGS(rdi, qpn, pkt),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&rdi->ibdev.dev))
@@ -138,41 +138,41 @@ DECLARE_EVENT_CLASS(softrvt_pkt_class,
 	),
 	TP_printk("dev=%s qpn=%u dqpn=%u %s_%s psn=%u len=%u ackreq=%u",
 		  __get_str(dev), __entry->qpn, __entry->dqpn,
-		  rvt_show_transport(__entry->opcode),
-		  rvt_show_opcode(__entry->opcode), __entry->psn,
+		  softrvt_show_transport(__entry->opcode),
+		  softrvt_show_opcode(__entry->opcode), __entry->psn,
 		  __entry->len, __entry->ackreq)
 );
 
 /* Handed to IP; @len is the payload, headers and pad excluded. */
 DEFINE_EVENT(softrvt_pkt_class, softrvt_tx,
-	TP_PROTO(const struct rvt_dev_info *rdi, u32 qpn,
-		 const struct rvt_pkt *pkt),
+	TP_PROTO(const struct softrvt_dev_info *rdi, u32 qpn,
+		 const struct softrvt_pkt *pkt),
 	TP_ARGS(rdi, qpn, pkt));
 
 /* Passed the checks of the receive path and queued for its QP. */
 DEFINE_EVENT_PRINT(softrvt_pkt_class, softrvt_rx,
-	TP_PROTO(const struct rvt_dev_info *rdi, u32 qpn,
-		 const struct rvt_pkt *pkt),
+	TP_PROTO(const struct softrvt_dev_info *rdi, u32 qpn,
+		 const struct softrvt_pkt *pkt),
 	TP_ARGS(rdi, qpn, pkt),
 	TP_printk("dev=%s qpn=%u %s_%s psn=%u len=%u ackreq=%u",
 		  __get_str(dev), __entry->qpn,
-		  rvt_show_transport(__entry->opcode),
-		  rvt_show_opcode(__entry->opcode), __entry->psn,
+		  softrvt_show_transport(__entry->opcode),
+		  softrvt_show_opcode(__entry->opcode), __entry->psn,
 		  __entry->len, __entry->ackreq));
 
 /*
- * A packet dropped, with the name of the counter rvt_drop() added it to
+ * A packet dropped, with the name of the counter softrvt_drop() added it to
  * (the table of `rdma statistic`, so the two cannot differ).  @pkt is
  * NULL when its headers could not be parsed; the QPN is the BTH's
  * destination (the peer's for tx_no_route).
  */
 TRACE_EVENT(softrvt_drop,
-	TP_PROTO(const struct rvt_dev_info *rdi, enum rvt_counter why,
-		 const struct rvt_pkt *pkt),
+	TP_PROTO(const struct softrvt_dev_info *rdi, enum softrvt_counter why,
+		 const struct softrvt_pkt *pkt),
 	TP_ARGS(rdi, why, pkt),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&rdi->ibdev.dev))
-		__string(reason, rvt_counter_name(why))
+		__string(reason, softrvt_counter_name(why))
 		__field(u32, qpn)
 		__field(u32, psn)
 		__field(u8, opcode)
@@ -180,7 +180,7 @@ TRACE_EVENT(softrvt_drop,
 	),
 	TP_fast_assign(
 		SOFTRVT_ASSIGN_STR(dev, dev_name(&rdi->ibdev.dev));
-		SOFTRVT_ASSIGN_STR(reason, rvt_counter_name(why));
+		SOFTRVT_ASSIGN_STR(reason, softrvt_counter_name(why));
 		__entry->parsed = pkt;
 		__entry->qpn = pkt ? pkt->qpn : 0;
 		__entry->psn = pkt ? pkt->psn : 0;
@@ -188,14 +188,14 @@ TRACE_EVENT(softrvt_drop,
 	),
 	TP_printk("dev=%s reason=%s qpn=%u %s_%s psn=%u%s",
 		  __get_str(dev), __get_str(reason), __entry->qpn,
-		  rvt_show_transport(__entry->opcode),
-		  rvt_show_opcode(__entry->opcode), __entry->psn,
+		  softrvt_show_transport(__entry->opcode),
+		  softrvt_show_opcode(__entry->opcode), __entry->psn,
 		  __entry->parsed ? "" : " unparsed")
 );
 
 /* The AETH of an ACK, NAK or RNR NAK: @value is the NAK code or timer. */
 DECLARE_EVENT_CLASS(softrvt_aeth_class,
-	TP_PROTO(const struct rvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
+	TP_PROTO(const struct softrvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
 	TP_ARGS(qp, psn, syndrome, msn),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->ibqp.device->dev))
@@ -213,22 +213,22 @@ DECLARE_EVENT_CLASS(softrvt_aeth_class,
 	),
 	TP_printk("dev=%s qpn=%u %s value=%u psn=%u msn=%u",
 		  __get_str(dev), __entry->qpn,
-		  rvt_show_aeth(__entry->syndrome),
-		  __entry->syndrome & RVT_AETH_VALUE_MASK, __entry->psn,
+		  softrvt_show_aeth(__entry->syndrome),
+		  __entry->syndrome & SOFTRVT_AETH_VALUE_MASK, __entry->psn,
 		  __entry->msn)
 );
 
 DEFINE_EVENT(softrvt_aeth_class, softrvt_ack_sent,
-	TP_PROTO(const struct rvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
+	TP_PROTO(const struct softrvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
 	TP_ARGS(qp, psn, syndrome, msn));
 
 DEFINE_EVENT(softrvt_aeth_class, softrvt_ack_rcvd,
-	TP_PROTO(const struct rvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
+	TP_PROTO(const struct softrvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
 	TP_ARGS(qp, psn, syndrome, msn));
 
 /* The requester goes back to @psn (from s_psn, the next it would send). */
 TRACE_EVENT(softrvt_go_back,
-	TP_PROTO(const struct rvt_qp *qp, u32 psn, enum rvt_resend_why why),
+	TP_PROTO(const struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why why),
 	TP_ARGS(qp, psn, why),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->ibqp.device->dev))
@@ -250,14 +250,14 @@ TRACE_EVENT(softrvt_go_back,
 	),
 	TP_printk("dev=%s qpn=%u from psn=%u (next was %u) why=%s retry_left=%u rnr_retry_left=%u",
 		  __get_str(dev), __entry->qpn, __entry->psn, __entry->next,
-		  rvt_show_resend(__entry->why), __entry->retry,
+		  softrvt_show_resend(__entry->why), __entry->retry,
 		  __entry->rnr_retry)
 );
 
 /* A request packet sent again, counted in `retransmits`. */
 TRACE_EVENT(softrvt_retransmit,
-	TP_PROTO(const struct rvt_qp *qp, u8 opcode, u32 psn,
-		 enum rvt_resend_why why),
+	TP_PROTO(const struct softrvt_qp *qp, u8 opcode, u32 psn,
+		 enum softrvt_resend_why why),
 	TP_ARGS(qp, opcode, psn, why),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->ibqp.device->dev))
@@ -275,14 +275,14 @@ TRACE_EVENT(softrvt_retransmit,
 	),
 	TP_printk("dev=%s qpn=%u %s_%s psn=%u why=%s",
 		  __get_str(dev), __entry->qpn,
-		  rvt_show_transport(__entry->opcode),
-		  rvt_show_opcode(__entry->opcode), __entry->psn,
-		  rvt_show_resend(__entry->why))
+		  softrvt_show_transport(__entry->opcode),
+		  softrvt_show_opcode(__entry->opcode), __entry->psn,
+		  softrvt_show_resend(__entry->why))
 );
 
 /* Only a change of state: a QP set again to its state is not traced. */
 TRACE_EVENT_CONDITION(softrvt_qp_state,
-	TP_PROTO(const struct rvt_qp *qp, enum ib_qp_state old,
+	TP_PROTO(const struct softrvt_qp *qp, enum ib_qp_state old,
 		 enum ib_qp_state new),
 	TP_ARGS(qp, old, new),
 	TP_CONDITION(old != new),
@@ -299,7 +299,7 @@ TRACE_EVENT_CONDITION(softrvt_qp_state,
 		__entry->new = new;
 	),
 	TP_printk("dev=%s qpn=%u %s -> %s", __get_str(dev), __entry->qpn,
-		  rvt_show_qps(__entry->old), rvt_show_qps(__entry->new))
+		  softrvt_show_qps(__entry->old), softrvt_show_qps(__entry->new))
 );
 
 /*
@@ -308,7 +308,7 @@ TRACE_EVENT_CONDITION(softrvt_qp_state,
  * (ib_cqe): it is recorded for user CQs only.
  */
 TRACE_EVENT(softrvt_cq_enter,
-	TP_PROTO(const struct rvt_cq *cq, const struct ib_wc *wc, bool queued),
+	TP_PROTO(const struct softrvt_cq *cq, const struct ib_wc *wc, bool queued),
 	TP_ARGS(cq, wc, queued),
 	TP_STRUCT__entry(
 		__string(dev, cq->ibcq.device ?
@@ -343,7 +343,7 @@ TRACE_EVENT(softrvt_cq_enter,
 
 /* WQEs left fell below the armed limit: SRQ_LIMIT_REACHED is raised. */
 TRACE_EVENT(softrvt_srq_limit,
-	TP_PROTO(const struct rvt_srq *srq, u32 left, u32 limit),
+	TP_PROTO(const struct softrvt_srq *srq, u32 left, u32 limit),
 	TP_ARGS(srq, left, limit),
 	TP_STRUCT__entry(
 		__string(dev, srq->ibsrq.device ?

@@ -19,34 +19,34 @@
 #include "hdr.h"
 
 /* XRC SRQ numbers are 24 bits on the wire; 0 stays unused. */
-#define RVT_SRQN_MAX		RVT_XRC_SRQN_MASK
+#define SOFTRVT_SRQN_MAX		SOFTRVT_XRC_SRQN_MASK
 
 /**
- * rvt_alloc_xrcd - create an XRC domain (ib_device_ops.alloc_xrcd)
+ * softrvt_alloc_xrcd - create an XRC domain (ib_device_ops.alloc_xrcd)
  * @ibxrcd: the domain allocated by ib_core
  * @udata: unused
  *
  * Return: 0.
  */
-int rvt_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+int softrvt_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 {
 	return 0;
 }
 
 /**
- * rvt_dealloc_xrcd - free an XRC domain (ib_device_ops.dealloc_xrcd)
+ * softrvt_dealloc_xrcd - free an XRC domain (ib_device_ops.dealloc_xrcd)
  * @ibxrcd: the domain; ib_core checked that no SRQ or QP uses it
  * @udata: unused
  *
  * Return: 0.
  */
-int rvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+int softrvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 {
 	return 0;
 }
 
 /**
- * rvt_xsrq_publish - give a new XRC SRQ its number
+ * softrvt_xsrq_publish - give a new XRC SRQ its number
  * @rdi: the device
  * @srq: the SRQ, ready to take requests
  *
@@ -54,7 +54,7 @@ int rvt_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
  *
  * Return: 0 or a negative errno.
  */
-int rvt_xsrq_publish(struct rvt_dev_info *rdi, struct rvt_srq *srq)
+int softrvt_xsrq_publish(struct softrvt_dev_info *rdi, struct softrvt_srq *srq)
 {
 	u32 srqn;
 	int ret;
@@ -62,48 +62,48 @@ int rvt_xsrq_publish(struct rvt_dev_info *rdi, struct rvt_srq *srq)
 	refcount_set(&srq->refcount, 1);
 	init_completion(&srq->released);
 	ret = xa_alloc_cyclic(&rdi->srq_xa, &srqn, srq,
-			      XA_LIMIT(1, RVT_SRQN_MAX), &rdi->next_srqn,
+			      XA_LIMIT(1, SOFTRVT_SRQN_MAX), &rdi->next_srqn,
 			      GFP_KERNEL);
 	if (ret < 0)
 		return ret;
 	srq->ibsrq.ext.xrc.srq_num = srqn;
 	return 0;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_xsrq_publish);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_xsrq_publish);
 
 /**
- * rvt_xsrq_unpublish - take an XRC SRQ's number back, for destroy
+ * softrvt_xsrq_unpublish - take an XRC SRQ's number back, for destroy
  * @rdi: the device
  * @srq: the SRQ
  *
  * Waits for the responders handling a request with it; they hold it for
  * one request each, never across messages.  Process context.
  */
-void rvt_xsrq_unpublish(struct rvt_dev_info *rdi, struct rvt_srq *srq)
+void softrvt_xsrq_unpublish(struct softrvt_dev_info *rdi, struct softrvt_srq *srq)
 {
 	xa_erase(&rdi->srq_xa, srq->ibsrq.ext.xrc.srq_num);
 	/* No lookup may still be between xa_load() and its reference. */
 	synchronize_rcu();
-	rvt_xsrq_put(srq);
+	softrvt_xsrq_put(srq);
 	wait_for_completion(&srq->released);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_xsrq_unpublish);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_xsrq_unpublish);
 
 /**
- * rvt_xsrq_get - find the XRC SRQ a request names
+ * softrvt_xsrq_get - find the XRC SRQ a request names
  * @rdi: the device
  * @srqn: the number, from an XRCETH or a WQE: anything
  * @xrcd: the domain of the TGT QP the request is for
  *
  * Any context.
  *
- * Return: the SRQ with a reference for rvt_xsrq_put(), or NULL if no
+ * Return: the SRQ with a reference for softrvt_xsrq_put(), or NULL if no
  * SRQ of @xrcd has that number.
  */
-struct rvt_srq *rvt_xsrq_get(struct rvt_dev_info *rdi, u32 srqn,
-			     const struct ib_xrcd *xrcd)
+struct softrvt_srq *softrvt_xsrq_get(struct softrvt_dev_info *rdi, u32 srqn,
+				     const struct ib_xrcd *xrcd)
 {
-	struct rvt_srq *srq;
+	struct softrvt_srq *srq;
 
 	if (!xrcd)
 		return NULL;
@@ -115,18 +115,18 @@ struct rvt_srq *rvt_xsrq_get(struct rvt_dev_info *rdi, u32 srqn,
 	rcu_read_unlock();
 	return srq;
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_xsrq_get);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_xsrq_get);
 
 /**
- * rvt_xsrq_put - drop a reference from rvt_xsrq_get()
+ * softrvt_xsrq_put - drop a reference from softrvt_xsrq_get()
  * @srq: the SRQ, or NULL
  */
-void rvt_xsrq_put(struct rvt_srq *srq)
+void softrvt_xsrq_put(struct softrvt_srq *srq)
 {
 	if (srq && refcount_dec_and_test(&srq->refcount))
 		complete(&srq->released);
 }
-EXPORT_SYMBOL_IF_KUNIT(rvt_xsrq_put);
+EXPORT_SYMBOL_IF_KUNIT(softrvt_xsrq_put);
 
 /*
  * SOFTRVT_METHOD_QP_SET_XRC_SRQN: the SRQ the WRs an XRC INI QP takes
@@ -136,7 +136,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_SET_XRC_SRQN)(struct uverbs_attr_bun
 {
 	struct ib_qp *ibqp =
 		uverbs_attr_get_obj(attrs, SOFTRVT_ATTR_SET_XRC_SRQN_QP_HANDLE);
-	struct rvt_qp *qp;
+	struct softrvt_qp *qp;
 	u32 srqn;
 	int ret;
 
@@ -145,7 +145,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_SET_XRC_SRQN)(struct uverbs_attr_bun
 	ret = uverbs_copy_from(&srqn, attrs, SOFTRVT_ATTR_SET_XRC_SRQN_SRQN);
 	if (ret)
 		return ret;
-	if (ibqp->qp_type != IB_QPT_XRC_INI || srqn > RVT_SRQN_MAX)
+	if (ibqp->qp_type != IB_QPT_XRC_INI || srqn > SOFTRVT_SRQN_MAX)
 		return -EINVAL;
 	qp = ibqp_to_rvtqp(ibqp);
 	spin_lock_irq(&qp->s_lock);
@@ -166,8 +166,8 @@ DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_SET_XRC_SRQN,
 ADD_UVERBS_METHODS(softrvt_qp_xrc, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_SET_XRC_SRQN));
 
-/* Chained from rvt_uapi_defs (mw.c). */
-const struct uapi_definition rvt_xrc_uapi_defs[] = {
+/* Chained from softrvt_uapi_defs (mw.c). */
+const struct uapi_definition softrvt_xrc_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_xrc),
 	{},
 };
