@@ -769,17 +769,17 @@ static void placement_wrs(struct kunit *test)
 	/* Past the region, persistent, unaligned: each fails the pair. */
 	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova + 8,
 						      FR_BYTES, IB_FLUSH_GLOBAL,
-						  IB_FLUSH_RANGE), -EACCES);
+						      IB_FLUSH_RANGE), -EACCES);
 	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova, 8,
 						      IB_FLUSH_PERSISTENT,
-						  IB_FLUSH_RANGE), -EACCES);
+						      IB_FLUSH_RANGE), -EACCES);
 	KUNIT_EXPECT_EQ(test, softrvt_placement_atomic_write(f->rqp, key,
 							     iova + 4, value),
 			-EINVAL);
 	f->mr->access &= ~IB_ACCESS_FLUSH_GLOBAL;
 	KUNIT_EXPECT_EQ(test, softrvt_placement_flush(f->rqp, key, iova, 8,
 						      IB_FLUSH_GLOBAL,
-						  IB_FLUSH_MR), -EACCES);
+						      IB_FLUSH_MR), -EACCES);
 	KUNIT_EXPECT_EQ(test, fr_placement(f, IB_WR_ATOMIC_WRITE, iova + 1028,
 					   key, 0, 0, 0, value, 0x705), 0);
 	fr_expect_wc(test, f, 0x705, 0, IB_WC_REM_INV_REQ_ERR);

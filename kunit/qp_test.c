@@ -307,7 +307,7 @@ static void modify_av_waits_for_the_engine(struct kunit *test)
 	struct qp_fixture *f = qp_setup(test, false, count_comp);
 	struct av_fixture *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
 	struct softrvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
-						 GFP_KERNEL);
+						     GFP_KERNEL);
 	struct softrvt_qp *qp = f->qp;
 	union ib_gid old = { .raw = { 0xfe, 0x80, [15] = 0x01 } };
 	bool done_while_held, local;

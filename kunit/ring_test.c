@@ -680,7 +680,7 @@ static void cq_overflow_and_notify(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->comp_events, 1);
 	KUNIT_EXPECT_EQ(test, softrvt_req_notify_cq(&f->cq->ibcq,
 						    IB_CQ_NEXT_COMP |
-						IB_CQ_REPORT_MISSED_EVENTS), 1);
+						    IB_CQ_REPORT_MISSED_EVENTS), 1);
 
 	/* Full: the third is lost and the CQ errors, once. */
 	KUNIT_EXPECT_FALSE(test, cq_add(f, 3, false));

@@ -417,7 +417,7 @@ static void bth_round_trip(struct kunit *test)
 
 	softrvt_build_bth((struct softrvt_bth *)buf,
 			  IB_OPCODE_RC | IB_OPCODE_RDMA_WRITE_ONLY, true, 2,
-		      0xffff, 0xabcdef, true, 0xfffffe);
+			  0xffff, 0xabcdef, true, 0xfffffe);
 	/* The wire bytes, as the IBA lays them out. */
 	KUNIT_EXPECT_EQ(test, buf[0], 0x0a);
 	KUNIT_EXPECT_EQ(test, buf[1], 0xa0);
@@ -499,8 +499,8 @@ static void malformed_packets_rejected(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UD | IB_OPCODE_SEND_FIRST,
 						  &mask), -EINVAL);
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC |
-					      IB_OPCODE_RDMA_READ_REQUEST,
-					      &mask), -EINVAL);
+						  IB_OPCODE_RDMA_READ_REQUEST,
+						  &mask), -EINVAL);
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_RD | IB_OPCODE_SEND_ONLY,
 						  &mask), -EINVAL);
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_CNP, &mask), -EINVAL);
@@ -509,7 +509,7 @@ static void malformed_packets_rejected(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC | IB_OPCODE_FLUSH,
 						  &mask), -EINVAL);
 	KUNIT_EXPECT_EQ(test, softrvt_opcode_info(IB_OPCODE_UC |
-					      IB_OPCODE_ATOMIC_WRITE, &mask),
+						  IB_OPCODE_ATOMIC_WRITE, &mask),
 			-EINVAL);
 
 	/* Shorter than a BTH and ICRC, or than the opcode's headers. */
@@ -634,9 +634,9 @@ static struct sk_buff *train_skb(struct kunit *test, u32 seg_len, u32 ulen)
 		u32 len = last ? TRAIN_LAST : TRAIN_MTU;
 
 		softrvt_build_bth((struct softrvt_bth *)p, IB_OPCODE_RC |
-			      (last ? IB_OPCODE_SEND_LAST :
-			       i ? IB_OPCODE_SEND_MIDDLE : IB_OPCODE_SEND_FIRST),
-			      false, 0, 0xffff, 0x123, last, 1000 + i);
+				  (last ? IB_OPCODE_SEND_LAST :
+				   i ? IB_OPCODE_SEND_MIDDLE : IB_OPCODE_SEND_FIRST),
+				  false, 0, 0xffff, 0x123, last, 1000 + i);
 		for (j = 0; j < len; j++)
 			p[sizeof(struct softrvt_bth) + j] = train_byte(i, j);
 		p += seg_len;

@@ -99,7 +99,7 @@ static struct softrvt_srq *xsrq_find(struct kunit *test, struct softrvt_dev_info
 static void xsrq_lookup_checks_the_domain(struct kunit *test)
 {
 	struct softrvt_dev_info *rdi = kunit_kzalloc(test, sizeof(*rdi),
-						 GFP_KERNEL);
+						     GFP_KERNEL);
 	struct softrvt_srq *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
 	struct softrvt_srq *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	struct ib_xrcd *xa = kunit_kzalloc(test, sizeof(*xa), GFP_KERNEL);

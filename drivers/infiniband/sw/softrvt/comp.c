@@ -87,7 +87,7 @@ static void softrvt_comp_progress(struct softrvt_qp *qp, u32 psn)
 		return;
 	qp->s_rd_seen = softrvt_psn_map_shift(qp->s_rd_seen,
 					      (psn - qp->s_acked_psn) &
-					  SOFTRVT_PSN_MASK);
+					      SOFTRVT_PSN_MASK);
 	run = softrvt_psn_map_run(qp->s_rd_seen);
 	qp->s_rd_seen = softrvt_psn_map_shift(qp->s_rd_seen, run);
 	qp->s_acked_psn = softrvt_psn_add(psn, run);
@@ -332,8 +332,8 @@ static bool softrvt_comp_is_placement_ack(struct softrvt_qp *qp,
 /* Check a READ response against its WQE and write its data. */
 static enum ib_wc_status softrvt_comp_read_data(struct softrvt_qp *qp,
 						struct softrvt_swqe *wqe,
-					    struct softrvt_pkt *pkt,
-					    struct sk_buff *skb)
+						struct softrvt_pkt *pkt,
+						struct sk_buff *skb)
 {
 	u8 op = pkt->opcode & 0x1f;
 	bool last = pkt->psn == wqe->lpsn;
@@ -367,7 +367,7 @@ static enum ib_wc_status softrvt_comp_read_data(struct softrvt_qp *qp,
 /* Write an atomic's original value where its WQE wants it. */
 static enum ib_wc_status softrvt_comp_atomic_data(struct softrvt_qp *qp,
 						  struct softrvt_swqe *wqe,
-					      const struct softrvt_atmack *atmack)
+						  const struct softrvt_atmack *atmack)
 {
 	u64 orig;
 
@@ -394,7 +394,7 @@ static enum ib_wc_status softrvt_comp_atomic_data(struct softrvt_qp *qp,
  */
 static void softrvt_comp_rd_answer(struct softrvt_qp *qp, struct softrvt_pkt *pkt,
 				   struct sk_buff *skb,
-			       const struct softrvt_atmack *atmack)
+				   const struct softrvt_atmack *atmack)
 {
 	u32 psn = pkt->psn;
 	enum ib_wc_status status;
@@ -469,7 +469,7 @@ void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 			break;
 		}
 		softrvt_comp_rd_answer(qp, pkt, NULL, (const struct softrvt_atmack *)
-				   (hdr + sizeof(struct softrvt_aeth)));
+				       (hdr + sizeof(struct softrvt_aeth)));
 		break;
 	case IB_OPCODE_RDMA_READ_RESPONSE_FIRST:
 	case IB_OPCODE_RDMA_READ_RESPONSE_MIDDLE:

@@ -17,7 +17,7 @@ static int softrvt_compat_create_cq(struct ib_cq *ibcq,
 				    struct ib_udata *udata)
 {
 	return softrvt_create_cq(ibcq, attr,
-			     udata ? rdma_udata_to_uverbs_attr_bundle(udata) :
+				 udata ? rdma_udata_to_uverbs_attr_bundle(udata) :
 				     NULL);
 }
 #endif

@@ -225,7 +225,7 @@ int softrvt_cq_resize(struct softrvt_cq *cq, u32 entries, struct ib_udata *udata
 	if (udata) {
 		ret = softrvt_mmap_entry_create(udata, new.queue,
 						softrvt_cq_ring_bytes(new.size, true),
-					    true, &new.mmap_entry, &resp.mmap_offset);
+						true, &new.mmap_entry, &resp.mmap_offset);
 		/* Answer before the swap: after it, failing would lose the CQ. */
 		if (!ret)
 			ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
@@ -300,8 +300,8 @@ int softrvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (udata) {
 		ret = softrvt_mmap_entry_create(udata, cq->queue,
 						softrvt_cq_ring_bytes(cq->size, true),
-					    true, &cq->mmap_entry,
-					    &resp.mmap_offset);
+						true, &cq->mmap_entry,
+						&resp.mmap_offset);
 		if (ret)
 			goto err_ring;
 		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));

@@ -20,7 +20,7 @@
  */
 static int softrvt_query_device(struct ib_device *ibdev,
 				struct ib_device_attr *props,
-			    struct ib_udata *udata)
+				struct ib_udata *udata)
 {
 	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;

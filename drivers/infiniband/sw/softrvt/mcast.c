@@ -128,7 +128,7 @@ out:
  */
 static struct softrvt_mcast_grp *softrvt_mcast_take(struct softrvt_dev_info *rdi,
 						    struct softrvt_mcast_grp *grp,
-					    int slot)
+						    int slot)
 {
 	grp->qps[slot] = grp->qps[--grp->n_qps];
 	grp->qps[grp->n_qps] = NULL;

@@ -43,7 +43,7 @@ to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
  */
 int softrvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 			      bool writable, struct rdma_user_mmap_entry **entry,
-			  u64 *offset)
+			      u64 *offset)
 {
 	struct softrvt_ucontext *uctx =
 		rdma_udata_to_drv_context(udata, struct softrvt_ucontext,

@@ -447,7 +447,7 @@ struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  */
 struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				    u64 length, u64 iova, int access,
-				struct ib_pd *pd, struct ib_udata *udata)
+				    struct ib_pd *pd, struct ib_udata *udata)
 {
 	struct softrvt_dev_info *rdi = ib_to_rvt(ibmr->device);
 	struct softrvt_mr *old = ibmr_to_rvtmr(ibmr);
@@ -607,8 +607,8 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_map_mr_sg);
 
 /* The rights a fast registration may grant; optional ones are ignored. */
 #define SOFTRVT_FR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND)
 
 /**
  * softrvt_mr_fast_reg - execute IB_WR_REG_MR
@@ -735,7 +735,7 @@ enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *w
 	wqe->local_done = true;
 	if (wqe->opcode == IB_WR_REG_MR)
 		return softrvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
-				       wqe->reg_access);
+					   wqe->reg_access);
 	if (wqe->opcode == IB_WR_BIND_MW)
 		return softrvt_mw_bind(qp, wqe);
 	switch (softrvt_rkey_invalidate(qp, wqe->rkey)) {

@@ -36,9 +36,9 @@
 
 /* The rights a bind may give; LOCAL_WRITE means nothing to a window. */
 #define SOFTRVT_MW_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 #define SOFTRVT_MW_REMOTE	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
-			 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC)
 
 /* The window whose index @key carries; the caller holds RCU. */
 static struct softrvt_mw *softrvt_mw_find(struct softrvt_dev_info *rdi, u32 key)
@@ -203,7 +203,7 @@ enum ib_wc_status softrvt_mw_bind(struct softrvt_qp *qp, const struct softrvt_sw
 	spin_lock_irqsave(&mw->lock, flags);
 	if (!softrvt_mw_may_bind(qp, mw, wqe) ||
 	    (mr && !softrvt_mw_take_mr(mr, qp->ibqp.pd, wqe->bind_lkey,
-				   wqe->remote_addr, wqe->bind_len, access))) {
+				       wqe->remote_addr, wqe->bind_len, access))) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;
 	}

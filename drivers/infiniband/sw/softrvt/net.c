@@ -614,7 +614,7 @@ void softrvt_net_exit_all(void)
  */
 static struct dst_entry *softrvt_route(struct softrvt_dev_info *rdi,
 				       const struct softrvt_av *av, bool ipv6,
-				   struct dst_cache *cache)
+				       struct dst_cache *cache)
 {
 	struct net *net = dev_net(rdi->ndev);
 
@@ -701,7 +701,7 @@ static struct sk_buff *softrvt_alloc_skb(struct softrvt_dev_info *rdi, u32 len,
 struct sk_buff *softrvt_alloc_pkt(struct softrvt_dev_info *rdi, u32 len)
 {
 	struct sk_buff *skb = softrvt_alloc_skb(rdi, len + SOFTRVT_ICRC_BYTES,
-					    GFP_KERNEL);
+						GFP_KERNEL);
 
 	if (skb)
 		skb_trim(skb, len);
@@ -740,7 +740,7 @@ u32 softrvt_put_payload(u8 *p, struct softrvt_sge_state *ss, u32 len)
  */
 static struct sk_buff *softrvt_alloc_paged_pkt(struct softrvt_dev_info *rdi,
 					       u32 hdr_len,
-					   struct softrvt_sge_state *ss, u32 len)
+					       struct softrvt_sge_state *ss, u32 len)
 {
 	u32 tail_len = softrvt_pad_bytes(len) + SOFTRVT_ICRC_BYTES;
 	struct sk_buff *skb;
@@ -789,7 +789,7 @@ free_skb:
  */
 struct sk_buff *softrvt_alloc_pkt_from(struct softrvt_dev_info *rdi, u32 hdr_len,
 				       struct softrvt_sge_state *ss, u32 len,
-				   bool in_place)
+				       bool in_place)
 {
 	struct sk_buff *skb;
 
@@ -820,7 +820,7 @@ struct sk_buff *softrvt_alloc_pkt_from(struct softrvt_dev_info *rdi, u32 hdr_len
 struct sk_buff *softrvt_alloc_train(struct softrvt_dev_info *rdi, u32 len)
 {
 	return softrvt_alloc_skb(rdi, len,
-			     GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
+				 GFP_KERNEL | __GFP_NOWARN | __GFP_NORETRY);
 }
 
 /*
@@ -874,7 +874,7 @@ static enum softrvt_counter softrvt_tx_drop_why(int err)
  */
 static int softrvt_push_hdrs(struct softrvt_qp *qp, const struct softrvt_av *av,
 			     struct dst_cache *cache, u16 sport, bool ipv6,
-			 u32 ulen, u32 seg, struct sk_buff *skb)
+			     u32 ulen, u32 seg, struct sk_buff *skb)
 {
 	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	struct dst_entry *dst;
@@ -1009,11 +1009,11 @@ int softrvt_xmit(struct softrvt_qp *qp, const struct softrvt_av *av,
 
 	ret = softrvt_push_hdrs(qp, av, cache, sport, ipv6,
 				payload + SOFTRVT_ICRC_BYTES, payload + SOFTRVT_ICRC_BYTES,
-			    skb);
+				skb);
 	if (ret) {
 		softrvt_qp_drop(qp, softrvt_tx_drop_why(ret),
 				trace_softrvt_drop_enabled() ?
-			    softrvt_tx_pkt(bth, payload, &pkt) : NULL);
+				softrvt_tx_pkt(bth, payload, &pkt) : NULL);
 		kfree_skb(skb);
 		return ret;
 	}
@@ -1197,7 +1197,7 @@ static void softrvt_train_count(struct softrvt_qp *qp, const u8 *pkt, u32 left,
  */
 int softrvt_xmit_train(struct softrvt_qp *qp, const struct softrvt_av *av,
 		       struct dst_cache *cache, u16 sport, struct sk_buff *skb,
-		   u32 seg_len)
+		       u32 seg_len)
 {
 	u32 ulen = skb->len;
 	u8 *pkts = skb->data;

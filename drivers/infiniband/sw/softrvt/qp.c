@@ -277,8 +277,8 @@ int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (udata && softrvt_qp_has_rq(qp)) {
 		ret = softrvt_mmap_entry_create(udata, qp->r_rq.wq,
 						softrvt_rq_mmap_bytes(&qp->r_rq), true,
-					    &qp->r_rq.mmap_entry,
-					    &resp.rq_mmap_offset);
+						&qp->r_rq.mmap_entry,
+						&resp.rq_mmap_offset);
 		if (ret)
 			goto err_qpn;
 	}
@@ -291,7 +291,7 @@ int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		qp->state_page->state = IB_QPS_RESET;
 		ret = softrvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
 						false, &qp->state_entry,
-					    &resp.state_mmap_offset);
+						&resp.state_mmap_offset);
 		if (ret)
 			goto err_qpn;
 		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
@@ -899,7 +899,7 @@ static int softrvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
  */
 static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 			      const struct ib_send_wr *wr, u32 len,
-			  bool is_inline, const char *user_inline)
+			      bool is_inline, const char *user_inline)
 {
 	int i;
 

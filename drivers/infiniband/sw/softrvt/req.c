@@ -176,13 +176,13 @@ static u8 softrvt_req_opcode(struct softrvt_qp *qp, const struct softrvt_swqe *w
 		break;
 	default:
 		return IB_OPCODE_UD | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, true,
-						     true, imm);
+							 true, imm);
 	}
 	switch (wqe->opcode) {
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		return base | softrvt_msg_opcode(IB_OPCODE_RDMA_WRITE_FIRST, first,
-					     last, imm);
+						 last, imm);
 	case IB_WR_RDMA_READ:
 		return base | IB_OPCODE_RDMA_READ_REQUEST;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -200,10 +200,10 @@ static u8 softrvt_req_opcode(struct softrvt_qp *qp, const struct softrvt_swqe *w
 		if (last)
 			return base | IB_OPCODE_SEND_LAST_WITH_INVALIDATE;
 		return base | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, first,
-					     false, false);
+						 false, false);
 	default:
 		return base | softrvt_msg_opcode(IB_OPCODE_SEND_FIRST, first, last,
-					     imm);
+						 imm);
 	}
 }
 
@@ -214,7 +214,7 @@ static u8 softrvt_req_opcode(struct softrvt_qp *qp, const struct softrvt_swqe *w
  */
 static u32 softrvt_req_build(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8 opcode,
 			     u16 mask, u32 psn, u32 off, u32 len, bool ackreq,
-			 u32 dma_len, u8 *p)
+			     u32 dma_len, u8 *p)
 {
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
@@ -223,8 +223,8 @@ static u32 softrvt_req_build(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8
 
 	softrvt_build_bth((struct softrvt_bth *)p, opcode,
 			  (wqe->send_flags & IB_SEND_SOLICITED) &&
-		      (mask & SOFTRVT_HDR_PAYLOAD) && off + len == wqe->length,
-		      pad, SOFTRVT_DEFAULT_PKEY, dqpn, ackreq, psn);
+			  (mask & SOFTRVT_HDR_PAYLOAD) && off + len == wqe->length,
+			  pad, SOFTRVT_DEFAULT_PKEY, dqpn, ackreq, psn);
 	p += sizeof(struct softrvt_bth);
 	if (mask & SOFTRVT_HDR_XRCETH) {
 		put_unaligned_be32(wqe->xrc_srqn & SOFTRVT_XRC_SRQN_MASK, p);
@@ -297,7 +297,7 @@ static u16 softrvt_req_sport(const struct softrvt_qp *qp, const struct softrvt_a
  */
 static int softrvt_req_packet(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8 opcode,
 			      u32 psn, u32 off, u32 len, bool ackreq,
-			  struct softrvt_sge_state *ss, u32 dma_len)
+			      struct softrvt_sge_state *ss, u32 dma_len)
 {
 	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
@@ -315,7 +315,7 @@ static int softrvt_req_packet(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u
 	softrvt_req_build(qp, wqe, opcode, mask, psn, off, len, ackreq, dma_len,
 			  skb->data);
 	return softrvt_xmit(qp, av, ud ? NULL : &qp->s_dst_cache,
-			softrvt_req_sport(qp, av, dqpn), skb);
+			    softrvt_req_sport(qp, av, dqpn), skb);
 }
 
 /* The WQE's local list, @off bytes in: what its packets carry. */
@@ -324,9 +324,9 @@ static int softrvt_req_sge(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u32 
 	if (!wqe->num_sge) {
 		softrvt_sge_state_init_one(&qp->s_sge, NULL,
 					   (uintptr_t)softrvt_swqe_inline(wqe),
-				       wqe->length);
+					   wqe->length);
 	} else if (softrvt_sge_state_init(&qp->s_sge, qp->ibqp.pd, wqe->sg_list,
-				      wqe->num_sge, 0)) {
+					  wqe->num_sge, 0)) {
 		return -EACCES;
 	}
 	if (qp->s_sge.total_len < wqe->length) {
@@ -354,8 +354,8 @@ static int softrvt_req_sge(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u32 
  */
 enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 						    struct softrvt_swqe *wqe,
-					    struct softrvt_budget *budget,
-					    enum ib_wc_status *status)
+						    struct softrvt_budget *budget,
+						    enum ib_wc_status *status)
 {
 	u32 off = qp->s_cur_off;
 	bool more;
@@ -375,7 +375,7 @@ enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 	do {
 		u32 len = min(wqe->pmtu, wqe->length - off);
 		u8 opcode = softrvt_req_opcode(qp, wqe, !off,
-					   off + len == wqe->length);
+					       off + len == wqe->length);
 
 		/* A packet the network drops is lost, as on the wire. */
 		softrvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
@@ -693,7 +693,7 @@ static u32 softrvt_req_pkt_len(struct softrvt_qp *qp, struct softrvt_swqe *wqe, 
  */
 static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 				  const struct softrvt_train_limit *lim,
-			      u32 window_end, u32 seg_len, u32 *bytes)
+				  u32 window_end, u32 seg_len, u32 *bytes)
 {
 	u32 off = qp->s_cur_off, psn = qp->s_psn, n = 0;
 
@@ -703,7 +703,7 @@ static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wq
 
 		if (!softrvt_train_take(lim, n, seg_len,
 					softrvt_req_pkt_len(qp, wqe, off),
-				    off + payload == wqe->length, bytes))
+					off + payload == wqe->length, bytes))
 			break;
 		off += payload;
 		psn = softrvt_psn_add(psn, 1);
@@ -719,7 +719,7 @@ static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wq
  */
 static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 				   const struct softrvt_train_limit *lim,
-			       u32 window_end)
+				   u32 window_end)
 {
 	u32 seg_len = softrvt_req_pkt_len(qp, wqe, qp->s_cur_off);
 	u32 bytes, n, i;
@@ -743,15 +743,15 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 		/* softrvt_req_pkt_len() found the layout of each. */
 		softrvt_opcode_info(opcode, &mask);
 		p += softrvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
-				   softrvt_req_ackreq(qp, last, window_end),
-				   wqe->length - off, p);
+				       softrvt_req_ackreq(qp, last, window_end),
+				       wqe->length - off, p);
 		p += softrvt_put_payload(p, &qp->s_sge, len) + SOFTRVT_ICRC_BYTES;
 		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 	}
 	softrvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache,
 			   softrvt_req_sport(qp, &qp->s_av, qp->attr.dest_qp_num), skb,
-		       seg_len);
+			   seg_len);
 	return true;
 }
 
@@ -803,8 +803,8 @@ static enum softrvt_req_sent softrvt_req_send_wqe(struct softrvt_qp *qp,
 		}
 		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, !off, last),
 				   qp->s_psn, off, len,
-			       softrvt_req_ackreq(qp, last, window_end), &qp->s_sge,
-			       wqe->length - off);
+				   softrvt_req_ackreq(qp, last, window_end), &qp->s_sge,
+				   wqe->length - off);
 		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
 		qp->s_cur_off = off + len;
 		if (last)

@@ -80,7 +80,7 @@ static bool softrvt_op_send(u8 op)
  */
 static u32 softrvt_resp_build(struct softrvt_qp *qp, u8 opcode, u16 mask, u32 psn,
 			      u8 syndrome, u32 msn, u32 len, const u64 *orig,
-			  u8 *p)
+			      u8 *p)
 {
 	u32 pad = softrvt_pad_bytes(len);
 	u8 *start = p;
@@ -135,14 +135,14 @@ static int softrvt_resp_answer_msn(struct softrvt_qp *qp, u8 opcode, u32 psn,
 	softrvt_resp_build(qp, opcode, mask, psn, syndrome, msn, len, orig,
 			   skb->data);
 	return softrvt_xmit(qp, &qp->s_av, &qp->s_dst_cache, softrvt_resp_sport(qp),
-			skb);
+			    skb);
 }
 
 static int softrvt_resp_answer(struct softrvt_qp *qp, u8 opcode, u32 psn,
 			       u8 syndrome, u32 len, const u64 *orig)
 {
 	return softrvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->r_msn, len,
-				   orig);
+				       orig);
 }
 
 /*
@@ -154,7 +154,7 @@ static int softrvt_resp_ack(struct softrvt_qp *qp, u8 syndrome, u32 psn)
 {
 	trace_softrvt_ack_sent(qp, psn, syndrome, qp->r_msn);
 	return softrvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0,
-			       NULL);
+				   NULL);
 }
 
 /**
@@ -279,7 +279,7 @@ static int softrvt_resp_send_payload(struct softrvt_qp *qp, struct sk_buff *skb,
 		return SOFTRVT_NAK_REM_OP;
 	if (softrvt_sge_state_init(&qp->r_sge, softrvt_qp_rx_pd(qp),
 				   qp->r_wqe->sg_list, qp->r_wqe->num_sge,
-			       IB_ACCESS_LOCAL_WRITE)) {
+				   IB_ACCESS_LOCAL_WRITE)) {
 		softrvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
 		return SOFTRVT_NAK_REM_OP;
 	}
@@ -511,7 +511,7 @@ static u32 softrvt_read_resp_len(const struct softrvt_qp *qp,
  */
 static u32 softrvt_resp_read_train(struct softrvt_qp *qp, struct softrvt_read_res *e,
 				   const struct softrvt_train_limit *lim, u32 off,
-			       u32 psn, u32 budget)
+				   u32 psn, u32 budget)
 {
 	u32 seg_len = softrvt_read_resp_len(qp, e, off);
 	u32 n = 0, bytes = 0, o = off, i;
@@ -523,7 +523,7 @@ static u32 softrvt_resp_read_train(struct softrvt_qp *qp, struct softrvt_read_re
 
 		if (!softrvt_train_take(lim, n, seg_len,
 					softrvt_read_resp_len(qp, e, o),
-				    o + payload == e->len, &bytes))
+					o + payload == e->len, &bytes))
 			break;
 		o += payload;
 		n++;
@@ -542,8 +542,8 @@ static u32 softrvt_resp_read_train(struct softrvt_qp *qp, struct softrvt_read_re
 		/* softrvt_read_resp_len() found the layout of each. */
 		softrvt_resp_opcode_info(qp, &opcode, &mask);
 		p += softrvt_resp_build(qp, opcode, mask, psn,
-				    SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT, e->msn,
-				    len, NULL, p);
+					SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT, e->msn,
+					len, NULL, p);
 		p += softrvt_put_payload(p, &qp->r_sge, len) + SOFTRVT_ICRC_BYTES;
 		psn = softrvt_psn_add(psn, 1);
 		off += len;
@@ -585,8 +585,8 @@ static int softrvt_resp_read_some(struct softrvt_qp *qp, struct softrvt_read_res
 		}
 		softrvt_resp_answer_msn(qp, softrvt_read_resp_opcode(!off,
 								     off + n == e->len),
-				    psn, SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
-				    e->msn, n, NULL);
+					psn, SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
+					e->msn, n, NULL);
 		psn = softrvt_psn_add(psn, 1);
 		off += n;
 		sent++;
@@ -741,8 +741,8 @@ static int softrvt_resp_placement(struct softrvt_qp *qp, struct sk_buff *skb,
 
 		ret = softrvt_placement_flush(qp, rkey, va, len,
 					      feth & SOFTRVT_FETH_PLT_MASK,
-					  (feth & SOFTRVT_FETH_SEL_MASK) >>
-					  SOFTRVT_FETH_SEL_SHIFT);
+					      (feth & SOFTRVT_FETH_SEL_MASK) >>
+					      SOFTRVT_FETH_SEL_SHIFT);
 	} else {
 		/* oA19-28: eight bytes, no more, no fewer, no pad. */
 		if (len != sizeof(value) || pkt->payload_len != sizeof(value) ||
@@ -779,9 +779,9 @@ static void softrvt_resp_duplicate(struct softrvt_qp *qp, struct sk_buff *skb,
 			    qp->r_atomic[i].psn == pkt->psn) {
 				softrvt_resp_answer(qp,
 						    IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
-						pkt->psn,
-						SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
-						0, &qp->r_atomic[i].orig);
+						    pkt->psn,
+						    SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
+						    0, &qp->r_atomic[i].orig);
 				return;
 			}
 		}
@@ -794,7 +794,7 @@ static void softrvt_resp_duplicate(struct softrvt_qp *qp, struct sk_buff *skb,
 		 */
 		softrvt_resp_answer(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY,
 				    pkt->psn, SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT, 0,
-				NULL);
+				    NULL);
 		return;
 	default:
 		qp->r_ack_pending = true;
@@ -904,7 +904,7 @@ static void softrvt_resp_rnr_nak(struct softrvt_qp *qp, u32 psn)
 	softrvt_resp_flush_ack(qp);
 	softrvt_qp_count(qp, SOFTRVT_CNT_RNR_NAKS_SENT, 1);
 	if (!softrvt_resp_ack(qp, SOFTRVT_AETH_RNR_NAK |
-			  (qp->attr.min_rnr_timer & SOFTRVT_AETH_VALUE_MASK), psn))
+			      (qp->attr.min_rnr_timer & SOFTRVT_AETH_VALUE_MASK), psn))
 		qp->r_nak_sent = true;
 }
 
@@ -962,7 +962,7 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 		ret = qp->r_in_msg ? SOFTRVT_NAK_INV_REQ :
 		      softrvt_resp_atomic(qp, pkt->psn,
 					  (const struct softrvt_atmeth *)hdr,
-				      op == IB_OPCODE_FETCH_ADD);
+					  op == IB_OPCODE_FETCH_ADD);
 		if (!ret)
 			qp->r_ack_pending = false;
 		break;
@@ -1034,7 +1034,7 @@ static void softrvt_resp_ud(struct softrvt_qp *qp, struct sk_buff *skb,
 			    struct softrvt_pkt *pkt)
 {
 	const struct softrvt_deth *deth = (const void *)(skb->data +
-						     sizeof(struct softrvt_bth));
+							 sizeof(struct softrvt_bth));
 	struct ib_wc wc = {
 		.opcode = IB_WC_RECV,
 		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,

@@ -83,7 +83,7 @@ int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		{ "rd_atomic_out", READ_ONCE(qp->s_rd_count) },
 		{ "rd_atomic_in", READ_ONCE(qp->r_read_held) },
 		{ "retries_used", softrvt_res_used(qp->attr.retry_cnt,
-					       READ_ONCE(qp->s_retry)) },
+						   READ_ONCE(qp->s_retry)) },
 		{ "rnr_retries_used",
 		  qp->attr.rnr_retry == SOFTRVT_RNR_RETRY_INFINITE ? 0 :
 		  softrvt_res_used(qp->attr.rnr_retry, READ_ONCE(qp->s_rnr_retry)) },

@@ -231,12 +231,12 @@ static int softrvt_ruc_local_sge(struct softrvt_qp *sqp, struct softrvt_swqe *wq
 		/* A FLUSH's length is the range: it has nothing to send. */
 		softrvt_sge_state_init_one(&sqp->s_sge, NULL,
 					   (uintptr_t)softrvt_swqe_inline(wqe),
-				       wqe->opcode == IB_WR_FLUSH ? 0 :
+					   wqe->opcode == IB_WR_FLUSH ? 0 :
 								   wqe->length);
 		return 0;
 	}
 	return softrvt_sge_state_init(&sqp->s_sge, sqp->ibqp.pd, wqe->sg_list,
-				  wqe->num_sge, access);
+				      wqe->num_sge, access);
 }
 
 /* Resolve the responder's region for RDMA and atomics. */
@@ -276,8 +276,8 @@ static void softrvt_ruc_atomic(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 /* Deliver a receive completion at the responder. */
 static void softrvt_ruc_recv_complete(struct softrvt_qp *sqp, struct softrvt_qp *qp,
 				      struct softrvt_swqe *wqe, u32 byte_len,
-				  enum ib_wc_status status,
-				  enum rdma_network_type net_type)
+				      enum ib_wc_status status,
+				      enum rdma_network_type net_type)
 {
 	struct softrvt_cq *cq = softrvt_qp_rx_cq(qp);
 	struct ib_wc wc = {
@@ -313,7 +313,7 @@ static void softrvt_ruc_recv_complete(struct softrvt_qp *sqp, struct softrvt_qp 
 	}
 	softrvt_cq_enter(cq, &wc,
 			 status != IB_WC_SUCCESS ||
-		     (wqe->send_flags & IB_SEND_SOLICITED));
+			 (wqe->send_flags & IB_SEND_SOLICITED));
 }
 
 /*
@@ -323,10 +323,10 @@ static void softrvt_ruc_recv_complete(struct softrvt_qp *sqp, struct softrvt_qp 
  */
 static enum ib_wc_status softrvt_ruc_responder_error(struct softrvt_qp *sqp,
 						     struct softrvt_qp *qp,
-						 struct softrvt_swqe *wqe,
-						 bool took_rwqe,
-						 enum ib_wc_status rstatus,
-						 enum ib_wc_status sstatus)
+						     struct softrvt_swqe *wqe,
+						     bool took_rwqe,
+						     enum ib_wc_status rstatus,
+						     enum ib_wc_status sstatus)
 {
 	enum ib_event_type event;
 
@@ -403,8 +403,8 @@ static void softrvt_ruc_build_grh(struct softrvt_swqe *wqe, u32 len, u8 *grh)
  */
 static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 						   struct softrvt_qp *qp,
-					   struct softrvt_swqe *wqe,
-					   enum ib_wc_status *status)
+						   struct softrvt_swqe *wqe,
+						   enum ib_wc_status *status)
 {
 	bool rc = softrvt_is_rc_req(sqp->ibqp.qp_type);
 	bool need_rwqe = wqe->opcode == IB_WR_SEND ||
@@ -438,18 +438,18 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 
 		if (softrvt_sge_state_init(&sqp->r_sge, softrvt_qp_rx_pd(qp),
 					   sqp->r_wqe->sg_list,
-				       sqp->r_wqe->num_sge,
-				       IB_ACCESS_LOCAL_WRITE)) {
+					   sqp->r_wqe->num_sge,
+					   IB_ACCESS_LOCAL_WRITE)) {
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
 							      IB_WC_LOC_PROT_ERR,
-							  IB_WC_REM_OP_ERR);
+							      IB_WC_REM_OP_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		if (sqp->r_sge.total_len < grh + len) {
 			softrvt_sge_state_release(&sqp->r_sge);
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
 							      IB_WC_LOC_LEN_ERR,
-							  IB_WC_REM_INV_REQ_ERR);
+							      IB_WC_REM_INV_REQ_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		if (grh) {
@@ -466,8 +466,8 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 			/* IBA 11.6.2: the receive's "Local Access Error". */
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe,
 							      need_rwqe,
-							  IB_WC_LOC_ACCESS_ERR,
-							  IB_WC_REM_ACCESS_ERR);
+							      IB_WC_LOC_ACCESS_ERR,
+							      IB_WC_REM_ACCESS_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		sqp->s_peer_rwqe = need_rwqe;
@@ -476,14 +476,14 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 		if (!qp->attr.max_dest_rd_atomic) {
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
 							      0,
-							  IB_WC_REM_INV_REQ_ERR);
+							      IB_WC_REM_INV_REQ_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		if (softrvt_ruc_remote_sge(sqp, qp, wqe, len,
 					   IB_ACCESS_REMOTE_READ)) {
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
 							      0,
-							  IB_WC_REM_ACCESS_ERR);
+							      IB_WC_REM_ACCESS_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		sqp->s_peer_rwqe = false;
@@ -495,27 +495,27 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 					      wqe->flush_type, wqe->flush_level) :
 		      softrvt_placement_atomic_write(qp, wqe->rkey,
 						     wqe->remote_addr,
-						 wqe->compare_add);
+						     wqe->compare_add);
 		if (ret)
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
 							      0,
-							  ret == -EACCES ?
-							  IB_WC_REM_ACCESS_ERR :
-							  IB_WC_REM_INV_REQ_ERR);
+							      ret == -EACCES ?
+							      IB_WC_REM_ACCESS_ERR :
+							      IB_WC_REM_INV_REQ_ERR);
 		return SOFTRVT_RUC_DONE;
 	default:	/* atomics */
 		if (!qp->attr.max_dest_rd_atomic ||
 		    (wqe->remote_addr & (sizeof(u64) - 1))) {
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
 							      0,
-							  IB_WC_REM_INV_REQ_ERR);
+							      IB_WC_REM_INV_REQ_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		if (softrvt_ruc_remote_sge(sqp, qp, wqe, sizeof(u64),
 					   IB_ACCESS_REMOTE_ATOMIC)) {
 			*status = softrvt_ruc_responder_error(sqp, qp, wqe, false,
 							      0,
-							  IB_WC_REM_ACCESS_ERR);
+							      IB_WC_REM_ACCESS_ERR);
 			return SOFTRVT_RUC_DONE;
 		}
 		softrvt_ruc_atomic(sqp, wqe);
@@ -531,8 +531,8 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
  */
 static enum softrvt_ruc_result softrvt_ruc_finish(struct softrvt_qp *sqp,
 						  struct softrvt_qp *qp,
-					  struct softrvt_swqe *wqe,
-					  enum ib_wc_status *status)
+						  struct softrvt_swqe *wqe,
+						  enum ib_wc_status *status)
 {
 	u32 grh = softrvt_is_ud(qp) ? SOFTRVT_GRH_BYTES : 0;
 
@@ -543,7 +543,7 @@ static enum softrvt_ruc_result softrvt_ruc_finish(struct softrvt_qp *sqp,
 	    softrvt_rkey_invalidate(qp, wqe->rkey)) {
 		*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
 						      IB_WC_REM_INV_REQ_ERR,
-						  IB_WC_REM_INV_REQ_ERR);
+						      IB_WC_REM_INV_REQ_ERR);
 		return SOFTRVT_RUC_DONE;
 	}
 	softrvt_ruc_recv_complete(sqp, qp, wqe, grh + wqe->length, IB_WC_SUCCESS,
@@ -568,7 +568,7 @@ static void softrvt_ruc_abort(struct softrvt_qp *sqp, struct softrvt_qp *qp,
 	softrvt_ruc_recv_complete(sqp, qp, wqe, 0,
 				  state == IB_QPS_ERR ? IB_WC_WR_FLUSH_ERR :
 						    IB_WC_REM_ABORT_ERR,
-			      RDMA_NETWORK_IB);
+				  RDMA_NETWORK_IB);
 }
 
 /* The responder's parts of a same-device message. */
@@ -580,8 +580,8 @@ enum softrvt_ruc_step {
 
 static enum softrvt_ruc_result softrvt_ruc_step(struct softrvt_qp *sqp, struct softrvt_qp *qp,
 						struct softrvt_swqe *wqe,
-					enum ib_wc_status *status,
-					enum softrvt_ruc_step step)
+						enum ib_wc_status *status,
+						enum softrvt_ruc_step step)
 {
 	switch (step) {
 	case SOFTRVT_RUC_BEGIN:
@@ -603,9 +603,9 @@ static enum softrvt_ruc_result softrvt_ruc_step(struct softrvt_qp *sqp, struct s
  */
 static enum softrvt_ruc_result softrvt_ruc_respond(struct softrvt_qp *sqp,
 						   struct softrvt_qp *qp,
-					   struct softrvt_swqe *wqe,
-					   enum ib_wc_status *status,
-					   enum softrvt_ruc_step step)
+						   struct softrvt_swqe *wqe,
+						   enum ib_wc_status *status,
+						   enum softrvt_ruc_step step)
 {
 	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	enum softrvt_ruc_result res = SOFTRVT_RUC_DONE;
@@ -721,8 +721,8 @@ static enum softrvt_ruc_result softrvt_ruc_unanswered(struct softrvt_qp *sqp,
  */
 static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
 						 struct softrvt_swqe *wqe,
-					 enum ib_wc_status *status,
-					 u8 *rnr_timer)
+						 enum ib_wc_status *status,
+						 u8 *rnr_timer)
 {
 	struct softrvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
 	enum softrvt_ruc_result res;
@@ -794,9 +794,9 @@ static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
  */
 static enum softrvt_ruc_result softrvt_ruc_loopback(struct softrvt_qp *sqp,
 						    struct softrvt_swqe *wqe,
-					    struct softrvt_budget *budget,
-					    enum ib_wc_status *status,
-					    u8 *rnr_timer)
+						    struct softrvt_budget *budget,
+						    enum ib_wc_status *status,
+						    u8 *rnr_timer)
 {
 	struct softrvt_qp *qp = sqp->s_peer;
 	enum softrvt_ruc_result res;

@@ -174,7 +174,7 @@ void softrvt_copy_to_sge(struct softrvt_sge_state *dst, const void *buf, u32 len
  */
 static struct page *softrvt_sge_user_page(const struct softrvt_sge_state *ss, u32 cur,
 					  u32 offset, u32 left, u32 *n,
-				      u32 *in_page)
+					  u32 *in_page)
 {
 	const struct softrvt_sge *sge;
 	const struct softrvt_mr *mr;

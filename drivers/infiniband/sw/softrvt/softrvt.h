@@ -766,7 +766,7 @@ int softrvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 /* mmap.c */
 int softrvt_mmap_entry_create(struct ib_udata *udata, void *obj, size_t size,
 			      bool writable, struct rdma_user_mmap_entry **entry,
-			  u64 *offset);
+			      u64 *offset);
 int softrvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void softrvt_mmap_free(struct rdma_user_mmap_entry *entry);
 
@@ -809,7 +809,7 @@ struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 iova, int access, struct ib_udata *udata);
 struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				    u64 length, u64 iova, int access,
-				struct ib_pd *pd, struct ib_udata *udata);
+				    struct ib_pd *pd, struct ib_udata *udata);
 int softrvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct ib_mr *softrvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 			       u32 max_num_sg);
@@ -956,7 +956,7 @@ struct sk_buff *softrvt_alloc_pkt(struct softrvt_dev_info *rdi, u32 len);
 u32 softrvt_put_payload(u8 *p, struct softrvt_sge_state *ss, u32 len);
 struct sk_buff *softrvt_alloc_pkt_from(struct softrvt_dev_info *rdi, u32 hdr_len,
 				       struct softrvt_sge_state *ss, u32 len,
-				   bool in_place);
+				       bool in_place);
 int softrvt_xmit(struct softrvt_qp *qp, const struct softrvt_av *av,
 		 struct dst_cache *cache, u16 sport, struct sk_buff *skb);
 /* A train's packets, ICRCs included, fit in one UDP length field. */
@@ -975,7 +975,7 @@ struct sk_buff *softrvt_alloc_train(struct softrvt_dev_info *rdi, u32 len);
 void softrvt_train_seal(struct sk_buff *skb, u32 seg_len);
 int softrvt_xmit_train(struct softrvt_qp *qp, const struct softrvt_av *av,
 		       struct dst_cache *cache, u16 sport, struct sk_buff *skb,
-		   u32 seg_len);
+		       u32 seg_len);
 
 /*
  * What one run of a QP's engine may still do before it yields its CPU,
@@ -1013,8 +1013,8 @@ void softrvt_qp_set_mtu(struct softrvt_qp *qp, enum ib_mtu path_mtu);
 bool softrvt_req_send_rc(struct softrvt_qp *qp);
 enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 						    struct softrvt_swqe *wqe,
-					    struct softrvt_budget *budget,
-					    enum ib_wc_status *status);
+						    struct softrvt_budget *budget,
+						    enum ib_wc_status *status);
 void softrvt_req_rewind(struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why why);
 void softrvt_req_go_back(struct softrvt_qp *qp);
 void softrvt_req_stop(struct softrvt_qp *qp, u32 i);

@@ -170,7 +170,7 @@ int softrvt_srq_resize(struct softrvt_srq *srq, u32 max_wr, const u32 *limit,
 	if (udata) {
 		ret = softrvt_mmap_entry_create(udata, new.wq,
 						softrvt_rq_mmap_bytes(&new), true,
-					    &new.mmap_entry, &offset);
+						&new.mmap_entry, &offset);
 		if (ret)
 			goto out;
 		/*
@@ -245,8 +245,8 @@ static int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (udata) {
 		ret = softrvt_mmap_entry_create(udata, srq->rq.wq,
 						softrvt_rq_mmap_bytes(&srq->rq), true,
-					    &srq->rq.mmap_entry,
-					    &resp.mmap_offset);
+						&srq->rq.mmap_entry,
+						&resp.mmap_offset);
 		if (ret)
 			goto err_ring;
 		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
@@ -291,8 +291,8 @@ static int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		if (attr->max_wr == 0 || attr->max_wr > SOFTRVT_MAX_SRQ_WR)
 			return -EINVAL;
 		return softrvt_srq_resize(srq, attr->max_wr,
-				      (attr_mask & IB_SRQ_LIMIT) ?
-				      &attr->srq_limit : NULL, udata);
+					  (attr_mask & IB_SRQ_LIMIT) ?
+					  &attr->srq_limit : NULL, udata);
 	}
 	if (attr_mask & IB_SRQ_LIMIT)
 		return softrvt_srq_set_limit(srq, attr->srq_limit);
