@@ -35,8 +35,8 @@ install_rdma_core = $$(if objdump -T $(PROVIDER_DIR)/../libibverbs.so.1 \
 install_kver = $$(if [ -n "$(KDIR)" ]; then \
 		  cat "$(KDIR)/include/config/kernel.release"; else uname -r; fi)
 
-.PHONY: all modules clean deps kernel rootfs tests lint check check-full demo \
-	bench install uninstall deb
+.PHONY: all modules clean deps kernel rootfs tests lint check check-full kunit \
+	demo bench install uninstall deb
 
 all: modules
 
@@ -59,13 +59,20 @@ tests:
 lint: deps
 	$(SCRIPTS)/lint.sh
 
+# T="SUITE..." runs only those suites of the guest (scripts/guest/run-tests.sh
+# lists them), in one boot, without the lint and the other guests.
+T ?=
 check: deps
-	$(SCRIPTS)/check.sh
+	T="$(T)" $(SCRIPTS)/check.sh
+
+# The KUnit suites alone: one boot of the test kernel.
+kunit: deps
+	T=kunit $(SCRIPTS)/check.sh
 
 # Every test at full size: SOFTRVT_FULL=1 in the guest selects the long
 # mode of the tests that have one, too long for CI.
 check-full: deps
-	SOFTRVT_FULL=1 $(SCRIPTS)/check.sh
+	T="$(T)" SOFTRVT_FULL=1 $(SCRIPTS)/check.sh
 
 demo: deps
 	$(SCRIPTS)/demo.sh

@@ -29,6 +29,158 @@ record() { # PASS|FAIL name
 	echo "$1 $2"
 }
 
+# The kernel's own checkers: any report fails the run.
+kernel_checks() { # label outdir
+	local klog=$2/dmesg
+	local pattern='WARNING:|BUG:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|Oops|Kernel panic|general protection fault|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON|INFO: lockdep is turned off|unreferenced object'
+
+	[ -f "$klog" ] || klog=$2/console.log
+	if grep -E "$pattern" "$klog" > "$2/kernel-reports.log"; then
+		cat "$2/kernel-reports.log"
+		record FAIL "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+	else
+		record PASS "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
+	fi
+	if [ ! -f "$2/kmemleak" ]; then
+		record FAIL "$1kmemleak: scan ran"
+	elif [ -s "$2/kmemleak" ]; then
+		head -60 "$2/kmemleak"
+		record FAIL "$1kmemleak: no leaks"
+	else
+		record PASS "$1kmemleak: no leaks"
+	fi
+}
+
+# What a guest left in its out folder: its verdict, its results, its
+# kernel log.
+guest_judge() { # label outdir
+	if [ -f "$2/verdict" ]; then
+		record FAIL "$1guest: $(cat "$2/verdict")"
+	else
+		record PASS "$1guest: ran to the end (longest silence $(cat "$2/longest-silence")s)"
+	fi
+	[ -f "$2/results" ] && sed "s/^\(PASS\|FAIL\) /&$1/" "$2/results" >> "$results"
+	kernel_checks "$1" "$2"
+}
+
+# One boot of the debug kernel.  The watchdog stops a hung guest within
+# minutes; the timeout only bounds a run that keeps moving.
+guest_run() { # label outdir timeout [vm.sh options] -- command...
+	local label=$1 gout=$2 gtimeout=$3
+	shift 3
+	mkdir -p "$gout"
+	"$TOP/scripts/vm.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
+		> "$gout.log" 2>&1
+	tail -n 150 "$gout.log"
+	guest_judge "$label" "$gout"
+}
+
+# Two guests as two hosts (vm-pair.sh), each judged as a guest: guest a's
+# results and kernel log under "LABEL a: ", guest b's under "LABEL b: ".
+pair_run() { # label outdir timeout [vm-pair.sh options] -- command...
+	local label=$1 gout=$2 gtimeout=$3 t0=$SECONDS
+	shift 3
+	mkdir -p "$gout"
+	"$TOP/scripts/vm-pair.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
+		> "$gout.log" 2>&1
+	tail -n 200 "$gout.log"
+	echo "$label: both guests ran for $((SECONDS - t0))s"
+	guest_judge "$label a: " "$gout/a"
+	guest_judge "$label b: " "$gout/b"
+}
+
+# KUnit: each case line of the KTAP the module printed in guest DIR counts
+# as a test.
+kunit_judge() { # guest-dir
+	if [ -f "$1/kunit.log" ]; then
+		sed -E 's/^\[[^]]*\] ?//' "$1/kunit.log" > "$out/kunit.ktap"
+		if python3 "$src/tools/testing/kunit/kunit.py" parse "$out/kunit.ktap" \
+			> "$out/kunit-parse.log" 2>&1; then
+			record PASS "kunit: kunit.py parse reports success"
+		else
+			record FAIL "kunit: kunit.py parse reports success"
+		fi
+		cat "$out/kunit-parse.log"
+		ncases=0
+		while read -r line; do
+			name=${line#*ok [0-9]* }
+			case "$line" in
+			"not ok "*) record FAIL "kunit: $name" ;;
+			*"# SKIP"*) record FAIL "kunit: $name (skipped)" ;;
+			*) record PASS "kunit: $name" ;;
+			esac
+			ncases=$((ncases + 1))
+		done < <(grep -E '^    (not )?ok [0-9]+ ' "$out/kunit.ktap" | sed 's/^    //')
+		[ "$ncases" -gt 0 ] || record FAIL "kunit: cases found in the KTAP output"
+	else
+		record FAIL "kunit: KTAP output collected"
+	fi
+}
+
+# The guest's sections, longest first, from their start times.
+guest_sections() {
+	[ -f "$out/guest/sections" ] || return 0
+	awk '{ t = $1; $1 = ""; if (NR > 1) print t - t0, name; t0 = t; name = $0 }' \
+		"$out/guest/sections" | sort -rn | head -n 12 |
+		awk '{ n = $1; $1 = ""; printf "%s%s %ds", sep, substr($0, 2), n; sep = "; " }'
+}
+
+# The run's last lines: where the time went, what failed, the count; the
+# exit status says whether anything failed.
+summary() {
+	timed_phase total "$t_start"
+	echo
+	echo "guest's longest sections: $(guest_sections)"
+	echo "time (s): $(awk '{ n = $NF; $NF = ""; printf "%s%s%d", sep, $0, n; sep = ", " }' "$times")"
+	passed=$(grep -c '^PASS ' "$results")
+	failed=$(grep -c '^FAIL ' "$results")
+	echo
+	grep '^FAIL ' "$results" || true
+	echo "$passed passed, $failed failed"
+	exit "$([ "$failed" = 0 ] && echo 0 || echo 1)"
+}
+
+# make check T="SUITE...": the test kernel, the modules, the provider and
+# the test programs as they are, then one guest running those suites of
+# run-tests.sh (make kunit: T=kunit), judged as make check judges its
+# guest.  No lint, no stock or paired guests.
+quick_check() { # suites
+	local t0=$SECONDS
+
+	kdir=$("$TOP/scripts/build-kernel.sh" debug) || { record FAIL "build test kernel"; summary; }
+	src=$(readlink -f "$kdir/source")
+	"$TOP/scripts/build-rootfs.sh" > /dev/null 2> "$out/rootfs.log" ||
+		{ tail -n 20 "$out/rootfs.log"; record FAIL "build guest root"; summary; }
+	if ! make -C "$kdir" M="$TOP" -j"$(nproc)" modules > "$out/build.log" 2>&1; then
+		tail -n 30 "$out/build.log"
+		record FAIL "modules build"
+		summary
+	fi
+	case " $1 " in
+	*" kunit "* | *" readme "*) ;;
+	*)
+		"$TOP/scripts/build-provider.sh" > "$out/provider-build.log" 2>&1 ||
+			{ tail -n 30 "$out/provider-build.log"; record FAIL "provider builds"; }
+		make -s -C "$TOP/tests" > "$out/tests-build.log" 2>&1 ||
+			{ cat "$out/tests-build.log"; record FAIL "tests: userspace tests build"; }
+		;;
+	esac
+	timed_phase build "$t0"
+	t0=$SECONDS
+	# shellcheck disable=SC2086
+	guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
+		env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh $1
+	timed_phase guest "$t0"
+	[[ " $1 " != *" kunit "* ]] || kunit_judge "$out/guest"
+	summary
+}
+
+# SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.  The
+# in-guest suite of make check took 27 minutes under TCG on 2 cores
+# (2026-12-02), more when the host has other work.
+full=${SOFTRVT_FULL:-}
+[ -z "${T:-}" ] || quick_check "$T"
+
 # The stock guests: Debian releases' own kernels and rdma-core, with the
 # packages of `make deb` for their libibverbs ABI installed as a user
 # would, built by DKMS.  make check boots the oldest and the newest
@@ -183,66 +335,6 @@ if [ -n "$kdir" ]; then
 	"$TOP/scripts/harness-tests.sh" "$kdir" pairsync 2>&1 | tee -a "$results"
 fi
 
-# The kernel's own checkers: any report fails the run.
-kernel_checks() { # label outdir
-	local klog=$2/dmesg
-	local pattern='WARNING:|BUG:|KASAN|UBSAN|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|Oops|Kernel panic|general protection fault|sleeping function called from invalid context|DEBUG_LOCKS_WARN_ON|INFO: lockdep is turned off|unreferenced object'
-
-	[ -f "$klog" ] || klog=$2/console.log
-	if grep -E "$pattern" "$klog" > "$2/kernel-reports.log"; then
-		cat "$2/kernel-reports.log"
-		record FAIL "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
-	else
-		record PASS "$1kernel log: no WARNING, BUG, lockdep, KASAN or UBSAN report"
-	fi
-	if [ ! -f "$2/kmemleak" ]; then
-		record FAIL "$1kmemleak: scan ran"
-	elif [ -s "$2/kmemleak" ]; then
-		head -60 "$2/kmemleak"
-		record FAIL "$1kmemleak: no leaks"
-	else
-		record PASS "$1kmemleak: no leaks"
-	fi
-}
-
-# What a guest left in its out folder: its verdict, its results, its
-# kernel log.
-guest_judge() { # label outdir
-	if [ -f "$2/verdict" ]; then
-		record FAIL "$1guest: $(cat "$2/verdict")"
-	else
-		record PASS "$1guest: ran to the end (longest silence $(cat "$2/longest-silence")s)"
-	fi
-	[ -f "$2/results" ] && sed "s/^\(PASS\|FAIL\) /&$1/" "$2/results" >> "$results"
-	kernel_checks "$1" "$2"
-}
-
-# One boot of the debug kernel.  The watchdog stops a hung guest within
-# minutes; the timeout only bounds a run that keeps moving.
-guest_run() { # label outdir timeout [vm.sh options] -- command...
-	local label=$1 gout=$2 gtimeout=$3
-	shift 3
-	mkdir -p "$gout"
-	"$TOP/scripts/vm.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
-		> "$gout.log" 2>&1
-	tail -n 150 "$gout.log"
-	guest_judge "$label" "$gout"
-}
-
-# Two guests as two hosts (vm-pair.sh), each judged as a guest: guest a's
-# results and kernel log under "LABEL a: ", guest b's under "LABEL b: ".
-pair_run() { # label outdir timeout [vm-pair.sh options] -- command...
-	local label=$1 gout=$2 gtimeout=$3 t0=$SECONDS
-	shift 3
-	mkdir -p "$gout"
-	"$TOP/scripts/vm-pair.sh" -k "$kdir" -t "$gtimeout" -o "$gout" "$@" \
-		> "$gout.log" 2>&1
-	tail -n 200 "$gout.log"
-	echo "$label: both guests ran for $((SECONDS - t0))s"
-	guest_judge "$label a: " "$gout/a"
-	guest_judge "$label b: " "$gout/b"
-}
-
 # check-full: the KCSAN kernel (no KASAN there), its own build of the
 # driver in the guest's OUT, one boot of kcsan-tests.sh.  KCSAN reports
 # that name softrvt fail it; races it finds elsewhere in the kernel are
@@ -301,10 +393,6 @@ kcsan_run() {
 	fi
 }
 
-# SOFTRVT_FULL=1 (make check-full) runs the long proofs at full size.  The
-# in-guest suite of make check took 27 minutes under TCG on 2 cores
-# (2026-12-02), more when the host has other work.
-full=${SOFTRVT_FULL:-}
 timed_phase "host checks" "$t0"
 t0=$SECONDS
 guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
@@ -331,46 +419,6 @@ echo "== stock guests (Debian's own kernels and rdma-core, make deb, DKMS)"
 cat "$out/stock.log"
 grep -E '^(PASS|FAIL) ' "$out/stock.log" >> "$results"
 
-# KUnit: each case line of the KTAP the module printed counts as a test.
-if [ -f "$out/guest/kunit.log" ]; then
-	sed -E 's/^\[[^]]*\] ?//' "$out/guest/kunit.log" > "$out/kunit.ktap"
-	if python3 "$src/tools/testing/kunit/kunit.py" parse "$out/kunit.ktap" \
-		> "$out/kunit-parse.log" 2>&1; then
-		record PASS "kunit: kunit.py parse reports success"
-	else
-		record FAIL "kunit: kunit.py parse reports success"
-	fi
-	cat "$out/kunit-parse.log"
-	ncases=0
-	while read -r line; do
-		name=${line#*ok [0-9]* }
-		case "$line" in
-		"not ok "*) record FAIL "kunit: $name" ;;
-		*"# SKIP"*) record FAIL "kunit: $name (skipped)" ;;
-		*) record PASS "kunit: $name" ;;
-		esac
-		ncases=$((ncases + 1))
-	done < <(grep -E '^    (not )?ok [0-9]+ ' "$out/kunit.ktap" | sed 's/^    //')
-	[ "$ncases" -gt 0 ] || record FAIL "kunit: cases found in the KTAP output"
-else
-	record FAIL "kunit: KTAP output collected"
-fi
+kunit_judge "$out/guest"
 
-# The guest's sections, longest first, from their start times.
-guest_sections() {
-	[ -f "$out/guest/sections" ] || return 0
-	awk '{ t = $1; $1 = ""; if (NR > 1) print t - t0, name; t0 = t; name = $0 }' \
-		"$out/guest/sections" | sort -rn | head -n 12 |
-		awk '{ n = $1; $1 = ""; printf "%s%s %ds", sep, substr($0, 2), n; sep = "; " }'
-}
-
-timed_phase total "$t_start"
-echo
-echo "guest's longest sections: $(guest_sections)"
-echo "time (s): $(awk '{ n = $NF; $NF = ""; printf "%s%s%d", sep, $0, n; sep = ", " }' "$times")"
-passed=$(grep -c '^PASS ' "$results")
-failed=$(grep -c '^FAIL ' "$results")
-echo
-grep '^FAIL ' "$results" || true
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
