@@ -6,6 +6,8 @@
  * for the InfiniBand LRH.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <crypto/hash.h>
 #include <linux/crc32.h>
 #include <linux/ip.h>
@@ -294,7 +296,7 @@ int softrvt_icrc_init(void)
 
 	tfm = crypto_alloc_shash("crc32", 0, 0);
 	if (IS_ERR(tfm)) {
-		pr_info("softrvt: ICRC by crc32_le (no crc32 shash: %ld)\n",
+		pr_info("ICRC by crc32_le (no crc32 shash: %ld)\n",
 			PTR_ERR(tfm));
 		return 0;
 	}
@@ -306,7 +308,7 @@ int softrvt_icrc_init(void)
 	get_random_bytes(buf, SOFTRVT_CRC_PROBE_BYTES);
 	if (softrvt_crc32_by(tfm, ~0U, buf, SOFTRVT_CRC_PROBE_BYTES) !=
 	    crc32_le(~0U, buf, SOFTRVT_CRC_PROBE_BYTES)) {
-		pr_warn("softrvt: %s disagrees with crc32_le; ICRC by crc32_le\n",
+		pr_warn("%s disagrees with crc32_le; ICRC by crc32_le\n",
 			crypto_shash_driver_name(tfm));
 		goto out_free;
 	}
@@ -314,7 +316,7 @@ int softrvt_icrc_init(void)
 	ns_tfm = softrvt_crc_time(tfm, buf);
 	/* A tie is the same tables behind an indirect call: keep crc32_le. */
 	faster = ns_tfm + ns_tfm / 8 < ns_le;
-	pr_info("softrvt: ICRC by %s (crc32_le %llu MB/s, %s %llu MB/s)\n",
+	pr_info("ICRC by %s (crc32_le %llu MB/s, %s %llu MB/s)\n",
 		faster ? crypto_shash_driver_name(tfm) : "crc32_le",
 		softrvt_crc_mbs(ns_le), crypto_shash_driver_name(tfm),
 		softrvt_crc_mbs(ns_tfm));

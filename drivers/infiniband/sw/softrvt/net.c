@@ -21,6 +21,8 @@
  * runs on another CPU whenever one is free.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/skbuff.h>
@@ -484,7 +486,7 @@ static struct socket *softrvt_udp_open(struct softrvt_net *rnet, bool ipv6)
 
 	ret = udp_sock_create(rnet->net, &cfg, &sock);
 	if (ret) {
-		pr_warn_ratelimited("softrvt: UDP port %u (%s) is taken in this network namespace (%d): no RoCEv2 reception\n",
+		pr_warn_ratelimited("UDP port %u (%s) is taken in this network namespace (%d): no RoCEv2 reception\n",
 				    SOFTRVT_ROCE_V2_UDP_DPORT,
 				    ipv6 ? "IPv6" : "IPv4", ret);
 		return NULL;
