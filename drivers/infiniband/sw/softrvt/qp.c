@@ -167,29 +167,14 @@ static void softrvt_qp_unpublish(struct softrvt_dev_info *rdi, struct softrvt_qp
 	softrvt_qp_quiesce(qp);
 }
 
-/**
- * softrvt_create_qp - create a queue pair (ib_device_ops.create_qp)
- * @ibqp: the QP allocated by ib_core
- * @init: type, capacities, CQs and SRQ
- * @udata: for a user QP, receives struct softrvt_create_qp_resp
- *
- * RC, UC, UD and GSI QPs are accepted, and XRC's: a user INI QP, which
- * has no receive queue, and a TGT QP, which ib_core always creates as a
- * kernel QP (shared through its XRC domain) and which has no queue at
- * all.  Any other QP without an SRQ gets its own receive ring, mmapped
- * for user QPs.  @init->cap is updated to what the QP really has.
- *
- * Return: 0 or a negative errno.
+/*
+ * The QP types softrvt creates, and what each brings: a user INI QP has
+ * no receive queue, a TGT QP (ib_core makes them as kernel QPs, shared
+ * through their XRC domain) no queue at all.
  */
-int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		      struct ib_udata *udata)
+static int softrvt_qp_check_type(struct ib_qp_init_attr *init,
+				 struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_create_qp_resp resp = {};
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
-	size_t payload;
-	int ret;
-
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
@@ -216,14 +201,12 @@ int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	if (init->create_flags)
 		return -EOPNOTSUPP;
-	ret = softrvt_qp_check_cap(init);
-	if (ret)
-		return ret;
-	if (atomic_inc_return(&rdi->n_qps) > SOFTRVT_MAX_QP) {
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	return softrvt_qp_check_cap(init);
+}
 
+static void softrvt_qp_init_fields(struct softrvt_qp *qp,
+				   const struct ib_qp_init_attr *init)
+{
 	mutex_init(&qp->state_mutex);
 	mutex_init(&qp->r_xrc_mutex);
 	/* ib_core sets ibqp.xrcd only once the QP exists. */
@@ -239,6 +222,19 @@ int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->cap = init->cap;
+}
+
+/*
+ * The send queue, the receive WQE buffer, the route cache and, without
+ * an SRQ, the receive ring.  What fails leaves the rest for
+ * softrvt_qp_free_queues().
+ */
+static int softrvt_qp_alloc_queues(struct softrvt_qp *qp,
+				   const struct ib_qp_init_attr *init,
+				   bool user)
+{
+	size_t payload;
+	int ret;
 
 	/* A slot holds the SGEs or the inline payload, whichever is larger. */
 	payload = max_t(size_t,
@@ -250,51 +246,90 @@ int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->s_wq = vzalloc(array_size(qp->s_size, qp->s_stride));
 	qp->r_wqe = kmalloc(struct_size(qp->r_wqe, sg_list, SOFTRVT_MAX_SGE),
 			    GFP_KERNEL);
-	if (!qp->s_wq || !qp->r_wqe) {
-		ret = -ENOMEM;
-		goto err_queues;
-	}
+	if (!qp->s_wq || !qp->r_wqe)
+		return -ENOMEM;
 	if (!softrvt_is_ud_type(init->qp_type)) {
 		ret = dst_cache_init(&qp->s_dst_cache, GFP_KERNEL);
 		if (ret)
-			goto err_queues;
+			return ret;
 	}
 
 	if (init->srq || softrvt_is_xrc_type(init->qp_type)) {
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = 0;
-	} else {
-		ret = softrvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
-				      init->cap.max_recv_sge, !!udata);
-		if (ret)
-			goto err_queues;
+		return 0;
 	}
+	return softrvt_rq_init(&qp->r_rq, init->cap.max_recv_wr,
+			       init->cap.max_recv_sge, user);
+}
 
-	ret = softrvt_qp_alloc_qpn(rdi, qp, init->qp_type);
-	if (ret)
-		goto err_queues;
+/*
+ * A user QP's mappings, its receive ring if it has one and its state
+ * page, and the response that says where they are.
+ */
+static int softrvt_qp_map_user(struct softrvt_qp *qp, struct ib_udata *udata)
+{
+	struct softrvt_create_qp_resp resp = {};
+	int ret;
 
-	if (udata && softrvt_qp_has_rq(qp)) {
+	if (softrvt_qp_has_rq(qp)) {
 		ret = softrvt_mmap_entry_create(udata, qp->r_rq.wq,
 						softrvt_rq_mmap_bytes(&qp->r_rq), true,
 						&qp->r_rq.mmap_entry,
 						&resp.rq_mmap_offset);
 		if (ret)
-			goto err_qpn;
+			return ret;
 	}
+	qp->state_page = vmalloc_user(PAGE_SIZE);
+	if (!qp->state_page)
+		return -ENOMEM;
+	qp->state_page->state = IB_QPS_RESET;
+	ret = softrvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
+					false, &qp->state_entry,
+					&resp.state_mmap_offset);
+	if (ret)
+		return ret;
+	return softrvt_copy_resp(udata, &resp, sizeof(resp));
+}
+
+/**
+ * softrvt_create_qp - create a queue pair (ib_device_ops.create_qp)
+ * @ibqp: the QP allocated by ib_core
+ * @init: type, capacities, CQs and SRQ
+ * @udata: for a user QP, receives struct softrvt_create_qp_resp
+ *
+ * RC, UC, UD and GSI QPs are accepted, and XRC's: a user INI QP, which
+ * has no receive queue, and a TGT QP, which ib_core always creates as a
+ * kernel QP (shared through its XRC domain) and which has no queue at
+ * all.  Any other QP without an SRQ gets its own receive ring, mmapped
+ * for user QPs.  @init->cap is updated to what the QP really has.
+ *
+ * Return: 0 or a negative errno.
+ */
+int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		      struct ib_udata *udata)
+{
+	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	int ret;
+
+	ret = softrvt_qp_check_type(init, udata);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&rdi->n_qps) > SOFTRVT_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	softrvt_qp_init_fields(qp, init);
+	ret = softrvt_qp_alloc_queues(qp, init, !!udata);
+	if (ret)
+		goto err_queues;
+	ret = softrvt_qp_alloc_qpn(rdi, qp, init->qp_type);
+	if (ret)
+		goto err_queues;
 	if (udata) {
-		qp->state_page = vmalloc_user(PAGE_SIZE);
-		if (!qp->state_page) {
-			ret = -ENOMEM;
-			goto err_qpn;
-		}
-		qp->state_page->state = IB_QPS_RESET;
-		ret = softrvt_mmap_entry_create(udata, qp->state_page, PAGE_SIZE,
-						false, &qp->state_entry,
-						&resp.state_mmap_offset);
-		if (ret)
-			goto err_qpn;
-		ret = softrvt_copy_resp(udata, &resp, sizeof(resp));
+		ret = softrvt_qp_map_user(qp, udata);
 		if (ret)
 			goto err_qpn;
 	}

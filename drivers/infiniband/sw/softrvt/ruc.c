@@ -396,6 +396,44 @@ static void softrvt_ruc_build_grh(struct softrvt_swqe *wqe, u32 len, u8 *grh)
 }
 
 /*
+ * A SEND's receive side, its receive WQE taken: the receive's list
+ * resolved in the responder's PD and long enough, a UD QP's GRH placed
+ * first.
+ */
+static enum softrvt_ruc_result softrvt_ruc_start_send(struct softrvt_qp *sqp,
+						      struct softrvt_qp *qp,
+						      struct softrvt_swqe *wqe,
+						      enum ib_wc_status *status)
+{
+	u32 len = wqe->length;
+	u32 grh = softrvt_is_ud(qp) ? SOFTRVT_GRH_BYTES : 0;
+	u8 grh_buf[SOFTRVT_GRH_BYTES];
+
+	if (softrvt_sge_state_init(&sqp->r_sge, softrvt_qp_rx_pd(qp),
+				   sqp->r_wqe->sg_list,
+				   sqp->r_wqe->num_sge,
+				   IB_ACCESS_LOCAL_WRITE)) {
+		*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
+						      IB_WC_LOC_PROT_ERR,
+						      IB_WC_REM_OP_ERR);
+		return SOFTRVT_RUC_DONE;
+	}
+	if (sqp->r_sge.total_len < grh + len) {
+		softrvt_sge_state_release(&sqp->r_sge);
+		*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
+						      IB_WC_LOC_LEN_ERR,
+						      IB_WC_REM_INV_REQ_ERR);
+		return SOFTRVT_RUC_DONE;
+	}
+	if (grh) {
+		softrvt_ruc_build_grh(wqe, len, grh_buf);
+		softrvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
+	}
+	sqp->s_peer_rwqe = true;
+	return SOFTRVT_RUC_MORE;
+}
+
+/*
  * Start @wqe against @qp; the sender's local list is resolved.  SEND,
  * WRITE and READ return SOFTRVT_RUC_MORE with both lists ready for their
  * payload (softrvt_ruc_copy()), and the receive WQE they take, if any, in
@@ -432,33 +470,8 @@ static enum softrvt_ruc_result softrvt_ruc_execute(struct softrvt_qp *sqp,
 	switch (wqe->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV: {
-		u32 grh = softrvt_is_ud(qp) ? SOFTRVT_GRH_BYTES : 0;
-		u8 grh_buf[SOFTRVT_GRH_BYTES];
-
-		if (softrvt_sge_state_init(&sqp->r_sge, softrvt_qp_rx_pd(qp),
-					   sqp->r_wqe->sg_list,
-					   sqp->r_wqe->num_sge,
-					   IB_ACCESS_LOCAL_WRITE)) {
-			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
-							      IB_WC_LOC_PROT_ERR,
-							      IB_WC_REM_OP_ERR);
-			return SOFTRVT_RUC_DONE;
-		}
-		if (sqp->r_sge.total_len < grh + len) {
-			softrvt_sge_state_release(&sqp->r_sge);
-			*status = softrvt_ruc_responder_error(sqp, qp, wqe, true,
-							      IB_WC_LOC_LEN_ERR,
-							      IB_WC_REM_INV_REQ_ERR);
-			return SOFTRVT_RUC_DONE;
-		}
-		if (grh) {
-			softrvt_ruc_build_grh(wqe, len, grh_buf);
-			softrvt_copy_to_sge(&sqp->r_sge, grh_buf, grh);
-		}
-		sqp->s_peer_rwqe = true;
-		return SOFTRVT_RUC_MORE;
-	}
+	case IB_WR_SEND_WITH_INV:
+		return softrvt_ruc_start_send(sqp, qp, wqe, status);
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		if (softrvt_ruc_remote_sge(sqp, qp, wqe, len,
@@ -953,6 +966,138 @@ static void softrvt_ruc_last_wqe(struct softrvt_qp *qp)
 }
 
 /*
+ * The WQE at s_tail for this run of the engine, *@run saying whether the
+ * QP's state lets it run (else it is flushed); NULL when the run is over:
+ * the queue is empty, or the state holds it, and then SQD is reached
+ * (IB_EVENT_SQ_DRAINED, once).
+ */
+static struct softrvt_swqe *softrvt_engine_next(struct softrvt_qp *qp,
+						bool *run)
+{
+	struct softrvt_swqe *wqe;
+	enum ib_qp_state state;
+
+	spin_lock_irq(&qp->s_lock);
+	state = qp->state;
+	/* A message begun in RTS is sent whole before SQD is reached. */
+	*run = state == IB_QPS_RTS ||
+	       (state == IB_QPS_SQD && (qp->s_cur_off || qp->s_peer));
+	if (qp->s_tail == qp->s_head ||
+	    (!*run && state != IB_QPS_ERR && state != IB_QPS_SQE)) {
+		/* The WQE in flight, if any, is done: SQD is reached. */
+		bool drained = state == IB_QPS_SQD && qp->s_draining;
+
+		qp->s_draining = false;
+		spin_unlock_irq(&qp->s_lock);
+		if (drained)
+			softrvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		return NULL;
+	}
+	if (!qp->s_retry_loaded) {
+		qp->s_rnr_retry = qp->attr.rnr_retry;
+		qp->s_retry = qp->attr.retry_cnt;
+		qp->s_retry_loaded = true;
+	}
+	wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
+	spin_unlock_irq(&qp->s_lock);
+	return wqe;
+}
+
+/* One WQE's turn: flushed, executed here, or sent to its responder. */
+static enum softrvt_ruc_result
+softrvt_engine_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe, bool run,
+		   struct softrvt_budget *budget, enum ib_wc_status *status,
+		   u8 *rnr_timer)
+{
+	if (!run) {
+		softrvt_ruc_drop_msg(qp, wqe);	/* flushed in ERR or SQE */
+		return SOFTRVT_RUC_DONE;
+	}
+	if (softrvt_wqe_is_local_op(wqe)) {
+		*status = softrvt_local_op(qp, wqe);
+		return SOFTRVT_RUC_DONE;
+	}
+	if (qp->s_peer || softrvt_ruc_is_local(qp, wqe))
+		return softrvt_ruc_loopback(qp, wqe, budget, status, rnr_timer);
+	return softrvt_req_send_unreliable(qp, wqe, budget, status);
+}
+
+/* What the engine does with a WQE after its turn. */
+enum softrvt_engine_step {
+	SOFTRVT_STEP_RETIRE,	/* complete it with its status */
+	SOFTRVT_STEP_AGAIN,	/* the QP moved on meanwhile: look again */
+	SOFTRVT_STEP_WAIT,	/* retry it when the QP's timer fires */
+};
+
+/*
+ * After an RNR NAK (SOFTRVT_RUC_RNR) or a response that never came
+ * (SOFTRVT_RUC_RETRY), with s_lock held: wait on the QP's timer while
+ * retries are left, else retire the WQE with the error that ran out.
+ */
+static enum softrvt_engine_step
+softrvt_engine_retry(struct softrvt_qp *qp, enum softrvt_ruc_result res,
+		     u8 rnr_timer, enum ib_wc_status *status)
+{
+	lockdep_assert_held(&qp->s_lock);
+	if (res != SOFTRVT_RUC_RNR && res != SOFTRVT_RUC_RETRY)
+		return SOFTRVT_STEP_RETIRE;
+	if (qp->state != IB_QPS_RTS)
+		return SOFTRVT_STEP_AGAIN;
+	if (res == SOFTRVT_RUC_RNR) {
+		if (!qp->s_rnr_retry) {
+			*status = IB_WC_RNR_RETRY_EXC_ERR;
+			return SOFTRVT_STEP_RETIRE;
+		}
+		if (qp->s_rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
+			qp->s_rnr_retry--;
+		mod_timer(&qp->rnr_timer, jiffies +
+			  usecs_to_jiffies(softrvt_rnr_usec[rnr_timer & 31]));
+		return SOFTRVT_STEP_WAIT;
+	}
+	if (!qp->s_retry) {
+		*status = IB_WC_RETRY_EXC_ERR;
+		return SOFTRVT_STEP_RETIRE;
+	}
+	qp->s_retry--;
+	mod_timer(&qp->rnr_timer, jiffies + softrvt_ack_timeout(qp->attr.timeout));
+	return SOFTRVT_STEP_WAIT;
+}
+
+/*
+ * Complete the WQE at s_tail with @status and move the queue past it;
+ * called with s_lock held, which it releases.  An RC error breaks the
+ * connection, and so does a failed memory registration; otherwise on UC
+ * and UD only the send queue stops (SQE), until the consumer moves it to
+ * RTS.
+ */
+static void softrvt_engine_retire(struct softrvt_qp *qp,
+				  struct softrvt_swqe *wqe,
+				  enum ib_wc_status status)
+	__releases(&qp->s_lock)
+{
+	struct softrvt_swqe done;
+
+	/* Copy what the completion needs: the slot is reused now. */
+	done = *wqe;
+	qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
+	qp->s_cur = qp->s_tail;
+	qp->s_cur_off = 0;
+	qp->s_retry_loaded = false;
+	spin_unlock_irq(&qp->s_lock);
+
+	softrvt_send_complete(qp, &done, status);
+	if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
+		return;
+	ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
+		  qp->ibqp.qp_num, ib_wc_status_msg(status));
+	if (softrvt_is_rc_req(qp->ibqp.qp_type) ||
+	    softrvt_wqe_is_local_op(&done))
+		softrvt_qp_set_error(qp, 0);
+	else
+		softrvt_qp_set_sq_error(qp);
+}
+
+/*
  * The engine of a QP, under its engine_lock: it handles received packets
  * first, then runs WQEs from s_tail in order while the QP is in RTS,
  * flushes them and the receive queue in ERR, and waits out RNR NAKs on
@@ -977,6 +1122,7 @@ static void softrvt_engine(struct softrvt_qp *qp)
 	};
 	bool more_rx;
 
+	lockdep_assert_held(&qp->engine_lock);
 	if (cur_state == IB_QPS_RESET) {
 		/* A responder's destroy may be waiting for it. */
 		softrvt_ruc_reset(qp);
@@ -1005,103 +1151,32 @@ static void softrvt_engine(struct softrvt_qp *qp)
 
 	while (budget.wqes && budget.bytes && budget.pkts) {
 		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
-		enum softrvt_ruc_result res = SOFTRVT_RUC_DONE;
-		struct softrvt_swqe done;
-		enum ib_qp_state state;
+		enum softrvt_ruc_result res;
 		struct softrvt_swqe *wqe;
 		u8 rnr_timer = 0;
 		bool run;
 
-		spin_lock_irq(&qp->s_lock);
-		state = qp->state;
-		/* A message begun in RTS is sent whole before SQD is reached. */
-		run = state == IB_QPS_RTS ||
-		      (state == IB_QPS_SQD && (qp->s_cur_off || qp->s_peer));
-		if (qp->s_tail == qp->s_head ||
-		    (!run && state != IB_QPS_ERR && state != IB_QPS_SQE)) {
-			/* The WQE in flight, if any, is done: SQD is reached. */
-			bool drained = state == IB_QPS_SQD && qp->s_draining;
-
-			qp->s_draining = false;
-			spin_unlock_irq(&qp->s_lock);
-			if (drained)
-				softrvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		wqe = softrvt_engine_next(qp, &run);
+		if (!wqe)
 			return;
-		}
-		if (!qp->s_retry_loaded) {
-			qp->s_rnr_retry = qp->attr.rnr_retry;
-			qp->s_retry = qp->attr.retry_cnt;
-			qp->s_retry_loaded = true;
-		}
-		wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
-		spin_unlock_irq(&qp->s_lock);
-
 		budget.wqes--;
-		if (!run)
-			softrvt_ruc_drop_msg(qp, wqe);	/* flushed in ERR or SQE */
-		else if (softrvt_wqe_is_local_op(wqe))
-			status = softrvt_local_op(qp, wqe);
-		else if (qp->s_peer || softrvt_ruc_is_local(qp, wqe))
-			res = softrvt_ruc_loopback(qp, wqe, &budget, &status,
-						   &rnr_timer);
-		else
-			res = softrvt_req_send_unreliable(qp, wqe, &budget, &status);
+		res = softrvt_engine_wqe(qp, wqe, run, &budget, &status,
+					 &rnr_timer);
 		if (res == SOFTRVT_RUC_MORE)
 			break;
 
 		spin_lock_irq(&qp->s_lock);
-		if (res == SOFTRVT_RUC_RNR) {
-			if (qp->state != IB_QPS_RTS) {
-				/* Moved on meanwhile: let the next run see it. */
-				spin_unlock_irq(&qp->s_lock);
-				continue;
-			}
-			if (qp->s_rnr_retry) {
-				if (qp->s_rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
-					qp->s_rnr_retry--;
-				mod_timer(&qp->rnr_timer, jiffies +
-					  usecs_to_jiffies(softrvt_rnr_usec[rnr_timer & 31]));
-				spin_unlock_irq(&qp->s_lock);
-				return;
-			}
-			status = IB_WC_RNR_RETRY_EXC_ERR;
-		} else if (res == SOFTRVT_RUC_RETRY) {
-			if (qp->state != IB_QPS_RTS) {
-				spin_unlock_irq(&qp->s_lock);
-				continue;
-			}
-			if (qp->s_retry) {
-				qp->s_retry--;
-				mod_timer(&qp->rnr_timer, jiffies +
-					  softrvt_ack_timeout(qp->attr.timeout));
-				spin_unlock_irq(&qp->s_lock);
-				return;
-			}
-			status = IB_WC_RETRY_EXC_ERR;
-		}
-		/* Copy what the completion needs: the slot is reused now. */
-		done = *wqe;
-		qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
-		qp->s_cur = qp->s_tail;
-		qp->s_cur_off = 0;
-		qp->s_retry_loaded = false;
-		spin_unlock_irq(&qp->s_lock);
-
-		softrvt_send_complete(qp, &done, status);
-		if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
+		switch (softrvt_engine_retry(qp, res, rnr_timer, &status)) {
+		case SOFTRVT_STEP_AGAIN:
+			spin_unlock_irq(&qp->s_lock);
 			continue;
-		/*
-		 * An RC error breaks the connection, and so does a failed
-		 * memory registration; otherwise on UC and UD only the send
-		 * queue stops (SQE), until the consumer moves it to RTS.
-		 */
-		ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
-			  qp->ibqp.qp_num, ib_wc_status_msg(status));
-		if (softrvt_is_rc_req(qp->ibqp.qp_type) ||
-		    softrvt_wqe_is_local_op(&done))
-			softrvt_qp_set_error(qp, 0);
-		else
-			softrvt_qp_set_sq_error(qp);
+		case SOFTRVT_STEP_WAIT:
+			spin_unlock_irq(&qp->s_lock);
+			return;
+		case SOFTRVT_STEP_RETIRE:
+			softrvt_engine_retire(qp, wqe, status);
+			break;
+		}
 	}
 	softrvt_schedule_send(qp);
 }
