@@ -11,7 +11,7 @@
  * executes in send queue order, like IB_WR_REG_MR: ibv_bind_mw() of a type
  * 1 window is such a WR too, posted by the provider.  ib_uverbs' post_send
  * carries neither BIND_MW nor LOCAL_INV, so the provider posts them with
- * the driver method SOFTRVT_METHOD_QP_POST_MW_WR below.  A type 1 window
+ * the driver method SOFTRVT_METHOD_QP_POST_MW_WR (methods.c).  A type 1 window
  * is bound again, or unbound with a length of 0, by another bind; a type
  * 2 window is bound once, to the MR and to the QP that binds it, until
  * IB_WR_LOCAL_INV or a SEND with Invalidate on that QP invalidates it.
@@ -26,11 +26,6 @@
  * found under RCU: ib_core frees it as soon as dealloc_mw returns, so
  * dealloc waits a grace period once the window is unpublished.
  */
-
-#include <rdma/uverbs_ioctl.h>
-
-#define UVERBS_MODULE_NAME softrvt
-#include <rdma/uverbs_named_ioctl.h>
 
 #include "softrvt.h"
 
@@ -376,64 +371,3 @@ void softrvt_mw_unbind_qp(struct softrvt_qp *qp)
 	rcu_read_unlock();
 }
 EXPORT_SYMBOL_IF_KUNIT(softrvt_mw_unbind_qp);
-
-/*
- * SOFTRVT_METHOD_QP_POST_MW_WR: post one IB_WR_BIND_MW or IB_WR_LOCAL_INV
- * to a user QP, in send queue order with its other WRs.  Every key and
- * right is checked when the WR runs, against the QP's PD.
- */
-static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_MW_WR)(struct uverbs_attr_bundle *attrs)
-{
-	struct ib_qp *ibqp =
-		uverbs_attr_get_obj(attrs, SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE);
-	struct softrvt_mw_wr uwr;
-	struct softrvt_bind_wr bwr = {};
-	int ret;
-
-	if (IS_ERR(ibqp))
-		return PTR_ERR(ibqp);
-	ret = uverbs_copy_from(&uwr, attrs, SOFTRVT_ATTR_POST_MW_WR_WR);
-	if (ret)
-		return ret;
-	if (uwr.reserved)
-		return -EINVAL;
-	bwr.wr.wr_id = uwr.wr_id;
-	bwr.wr.send_flags = uwr.send_flags;
-	switch (uwr.opcode) {
-	case IB_UVERBS_WR_BIND_MW:
-		bwr.wr.opcode = IB_WR_BIND_MW;
-		bwr.rkey = uwr.rkey;
-		bwr.mr_lkey = uwr.mr_lkey;
-		bwr.addr = uwr.addr;
-		bwr.length = uwr.length;
-		bwr.access = uwr.access;
-		break;
-	case IB_UVERBS_WR_LOCAL_INV:
-		bwr.wr.opcode = IB_WR_LOCAL_INV;
-		bwr.wr.ex.invalidate_rkey = uwr.rkey;
-		break;
-	default:
-		return -EINVAL;
-	}
-	return softrvt_post_local_wr(ibqp, &bwr.wr);
-}
-
-DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_MW_WR,
-			    UVERBS_ATTR_IDR(SOFTRVT_ATTR_POST_MW_WR_QP_HANDLE,
-					    UVERBS_OBJECT_QP,
-					    UVERBS_ACCESS_READ,
-					    UA_MANDATORY),
-			    UVERBS_ATTR_PTR_IN(SOFTRVT_ATTR_POST_MW_WR_WR,
-					       UVERBS_ATTR_TYPE(struct softrvt_mw_wr),
-					       UA_MANDATORY));
-
-ADD_UVERBS_METHODS(softrvt_qp_mw, UVERBS_OBJECT_QP,
-		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_POST_MW_WR));
-
-/* The driver's own uverbs methods, in ib_device.driver_def. */
-const struct uapi_definition softrvt_uapi_defs[] = {
-	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_mw),
-	UAPI_DEF_CHAIN(softrvt_xrc_uapi_defs),
-	UAPI_DEF_CHAIN(softrvt_placement_uapi_defs),
-	{},
-};

@@ -7,8 +7,8 @@
  * without payload, as rdma_rxe answers them.
  *
  * The responder's half is here, shared by the wire's responder (resp.c)
- * and the same-device path (ruc.c); so is the uverbs method that posts
- * them, since ib_uverbs' post_send carries neither.
+ * and the same-device path (ruc.c).  ib_uverbs' post_send carries
+ * neither: the uverbs method that posts them is in methods.c.
  *
  * softrvt has no persistent memory: no region may be registered with
  * IB_ACCESS_FLUSH_PERSISTENT (the device does not claim
@@ -16,11 +16,6 @@
  * FLUSH is refused as a remote access error, as rdma_rxe refuses one to a
  * region that is not persistent memory.
  */
-
-#include <rdma/uverbs_ioctl.h>
-
-#define UVERBS_MODULE_NAME softrvt
-#include <rdma/uverbs_named_ioctl.h>
 
 #include "softrvt.h"
 
@@ -31,7 +26,14 @@ static int softrvt_flush_access(u8 type)
 	       (type & IB_FLUSH_PERSISTENT ? IB_ACCESS_FLUSH_PERSISTENT : 0);
 }
 
-static bool softrvt_flush_valid(u8 type, u8 level)
+/**
+ * softrvt_flush_valid - whether a FLUSH's type and level are ones softrvt knows
+ * @type: IB_FLUSH_GLOBAL and/or IB_FLUSH_PERSISTENT
+ * @level: IB_FLUSH_RANGE or IB_FLUSH_MR
+ *
+ * Return: true if both are.
+ */
+bool softrvt_flush_valid(u8 type, u8 level)
 {
 	return type && !(type & ~(IB_FLUSH_GLOBAL | IB_FLUSH_PERSISTENT)) &&
 	       (level == IB_FLUSH_RANGE || level == IB_FLUSH_MR);
@@ -123,91 +125,3 @@ int softrvt_placement_atomic_write(struct softrvt_qp *qp, u32 rkey, u64 iova,
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(softrvt_placement_atomic_write);
-
-/**
- * softrvt_post_placement_wr - post one IB_WR_FLUSH or IB_WR_ATOMIC_WRITE
- * @ibqp: the QP, RC
- * @wr: the wr of a struct softrvt_placement_send_wr, alone
- *
- * As softrvt_post_send(), for the placement WRs of user QPs (see
- * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR below).  Process context.
- *
- * Return: 0 or a negative errno, as softrvt_post_send().
- */
-int softrvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr)
-{
-	const struct softrvt_placement_send_wr *pwr =
-		container_of(wr, struct softrvt_placement_send_wr, wr);
-
-	if (wr->next || !softrvt_opcode_is_placement(wr->opcode))
-		return -EINVAL;
-	if (wr->opcode == IB_WR_FLUSH &&
-	    !softrvt_flush_valid(pwr->flush_type, pwr->flush_level))
-		return -EINVAL;
-	return softrvt_post_own_wr(ibqp, wr);
-}
-EXPORT_SYMBOL_IF_KUNIT(softrvt_post_placement_wr);
-
-/*
- * SOFTRVT_METHOD_QP_POST_PLACEMENT_WR: post one FLUSH or ATOMIC_WRITE to
- * a user QP, in send queue order with its other WRs.  The key, range and
- * rights are the responder's to check.
- */
-static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR)(struct uverbs_attr_bundle *attrs)
-{
-	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
-						 SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE);
-	struct softrvt_placement_send_wr pwr = {};
-	struct softrvt_placement_wr uwr;
-	int ret;
-
-	if (IS_ERR(ibqp))
-		return PTR_ERR(ibqp);
-	/* Not advertised where ib_core lacks them (compat.h). */
-	if (!SOFTRVT_PLACEMENT)
-		return -EOPNOTSUPP;
-	ret = uverbs_copy_from(&uwr, attrs, SOFTRVT_ATTR_POST_PLACEMENT_WR_WR);
-	if (ret)
-		return ret;
-	if (memchr_inv(uwr.reserved, 0, sizeof(uwr.reserved)))
-		return -EINVAL;
-	switch (uwr.opcode) {
-	case IB_UVERBS_WR_FLUSH:
-		pwr.wr.opcode = IB_WR_FLUSH;
-		pwr.length = uwr.length;
-		pwr.flush_type = uwr.flush_type;
-		pwr.flush_level = uwr.flush_level;
-		break;
-	case IB_UVERBS_WR_ATOMIC_WRITE:
-		if (uwr.length || uwr.flush_type || uwr.flush_level)
-			return -EINVAL;
-		pwr.wr.opcode = IB_WR_ATOMIC_WRITE;
-		pwr.value = uwr.value;
-		break;
-	default:
-		return -EINVAL;
-	}
-	pwr.wr.wr_id = uwr.wr_id;
-	pwr.wr.send_flags = uwr.send_flags;
-	pwr.remote_addr = uwr.remote_addr;
-	pwr.rkey = uwr.rkey;
-	return softrvt_post_placement_wr(ibqp, &pwr.wr);
-}
-
-DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR,
-			    UVERBS_ATTR_IDR(SOFTRVT_ATTR_POST_PLACEMENT_WR_QP_HANDLE,
-					    UVERBS_OBJECT_QP,
-					    UVERBS_ACCESS_READ,
-					    UA_MANDATORY),
-			    UVERBS_ATTR_PTR_IN(SOFTRVT_ATTR_POST_PLACEMENT_WR_WR,
-					       UVERBS_ATTR_TYPE(struct softrvt_placement_wr),
-					       UA_MANDATORY));
-
-ADD_UVERBS_METHODS(softrvt_qp_placement, UVERBS_OBJECT_QP,
-		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_POST_PLACEMENT_WR));
-
-/* Chained from softrvt_uapi_defs (mw.c). */
-const struct uapi_definition softrvt_placement_uapi_defs[] = {
-	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_placement),
-	{},
-};

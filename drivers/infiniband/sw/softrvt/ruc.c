@@ -965,6 +965,48 @@ static void softrvt_ruc_last_wqe(struct softrvt_qp *qp)
 		softrvt_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
+/**
+ * softrvt_wqe_is_local_op - whether a send WQE acts on this device only
+ * @wqe: the WQE
+ *
+ * Return: true for IB_WR_REG_MR, IB_WR_LOCAL_INV and IB_WR_BIND_MW, which
+ * send nothing.
+ */
+bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe)
+{
+	return wqe->opcode == IB_WR_REG_MR || wqe->opcode == IB_WR_LOCAL_INV ||
+	       wqe->opcode == IB_WR_BIND_MW;
+}
+
+/**
+ * softrvt_local_op - execute IB_WR_REG_MR, IB_WR_LOCAL_INV or IB_WR_BIND_MW
+ * @qp: the QP, from its send engine, in send queue order
+ * @wqe: the WQE; executed once, even if the requester goes back over it
+ *
+ * Return: the WQE's completion status; an error moves the QP to ERR.
+ * LOCAL_INV fails with IB_WC_LOC_PROT_ERR for a key that names no MR or
+ * window of the QP's PD, as rdmavt's does, and IB_WC_MW_BIND_ERR for one
+ * that cannot be invalidated.
+ */
+enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
+{
+	wqe->local_done = true;
+	if (wqe->opcode == IB_WR_REG_MR)
+		return softrvt_mr_fast_reg(qp, wqe->reg_mr, wqe->rkey,
+					   wqe->reg_access);
+	if (wqe->opcode == IB_WR_BIND_MW)
+		return softrvt_mw_bind(qp, wqe);
+	switch (softrvt_rkey_invalidate(qp, wqe->rkey)) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EACCES:
+		return IB_WC_LOC_PROT_ERR;
+	default:
+		return IB_WC_MW_BIND_ERR;
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(softrvt_local_op);
+
 /*
  * The WQE at s_tail for this run of the engine, *@run saying whether the
  * QP's state lets it run (else it is flushed); NULL when the run is over:

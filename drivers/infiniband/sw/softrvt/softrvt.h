@@ -818,11 +818,8 @@ int softrvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 enum ib_wc_status softrvt_mr_fast_reg(struct softrvt_qp *qp, struct softrvt_mr *mr,
 				      u32 key, int access);
 int softrvt_mr_invalidate(struct ib_pd *pd, u32 key);
-bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe);
-enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe);
 
 /* mw.c */
-extern const struct uapi_definition softrvt_uapi_defs[];
 int softrvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int softrvt_dealloc_mw(struct ib_mw *ibmw);
 enum ib_wc_status softrvt_mw_bind(struct softrvt_qp *qp, const struct softrvt_swqe *wqe);
@@ -838,11 +835,15 @@ void softrvt_mcast_detach_qp(struct softrvt_qp *qp);
 void softrvt_mcast_rcv(struct softrvt_dev_info *rdi, struct sk_buff *skb);
 
 /* placement.c */
-extern const struct uapi_definition softrvt_placement_uapi_defs[];
 int softrvt_placement_flush(struct softrvt_qp *qp, u32 rkey, u64 iova, u32 len,
 			    u8 type, u8 level);
 int softrvt_placement_atomic_write(struct softrvt_qp *qp, u32 rkey, u64 iova,
 				   u64 value);
+bool softrvt_flush_valid(u8 type, u8 level);
+
+/* methods.c */
+extern const struct uapi_definition softrvt_uapi_defs[];
+int softrvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
 
 /* sge.c */
 int softrvt_sge_state_init(struct softrvt_sge_state *ss, struct ib_pd *pd,
@@ -917,6 +918,19 @@ int softrvt_srq_get_rwqe(struct softrvt_srq *srq, struct rvt_rwqe *wqe);
 extern const struct ib_device_ops softrvt_srq_ops;
 
 /* qp.c */
+int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		      struct ib_udata *udata);
+int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		      struct ib_udata *udata);
+int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		     struct ib_qp_init_attr *init);
+int softrvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int softrvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int softrvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int softrvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
+int softrvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 struct softrvt_qp *softrvt_lookup_qpn(struct softrvt_dev_info *rdi, u32 qpn);
 void softrvt_put_qp(struct softrvt_qp *qp);
 bool softrvt_qp_set_error(struct softrvt_qp *qp, enum ib_event_type event);
@@ -1038,9 +1052,11 @@ void softrvt_resp_flush_ack(struct softrvt_qp *qp);
 void softrvt_resp_reset(struct softrvt_qp *qp);
 void softrvt_resp_flush(struct softrvt_qp *qp);
 
-/* ruc.c */
+/* icrc.c */
 int softrvt_icrc_init(void);
 void softrvt_icrc_exit(void);
+
+/* ruc.c */
 int softrvt_ruc_init(void);
 void softrvt_ruc_exit(void);
 void softrvt_schedule_send(struct softrvt_qp *qp);
@@ -1052,20 +1068,7 @@ void softrvt_rnr_timer_fn(struct timer_list *t);
 unsigned long softrvt_ack_timeout(u8 timeout);
 extern const u32 softrvt_rnr_usec[32];
 int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe);
-
-int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		      struct ib_udata *udata);
-int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		      struct ib_udata *udata);
-int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
-		     struct ib_qp_init_attr *init);
-int softrvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int softrvt_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		      const struct ib_send_wr **bad_wr);
-int softrvt_post_own_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int softrvt_post_local_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int softrvt_post_placement_wr(struct ib_qp *ibqp, const struct ib_send_wr *wr);
-int softrvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr);
+bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe);
+enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe);
 
 #endif /* SOFTRVT_H */

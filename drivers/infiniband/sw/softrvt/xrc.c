@@ -166,7 +166,7 @@ DECLARE_UVERBS_NAMED_METHOD(SOFTRVT_METHOD_QP_SET_XRC_SRQN,
 ADD_UVERBS_METHODS(softrvt_qp_xrc, UVERBS_OBJECT_QP,
 		   &UVERBS_METHOD(SOFTRVT_METHOD_QP_SET_XRC_SRQN));
 
-/* Chained from softrvt_uapi_defs (mw.c). */
+/* Chained from softrvt_uapi_defs (methods.c). */
 const struct uapi_definition softrvt_xrc_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &softrvt_qp_xrc),
 	{},
