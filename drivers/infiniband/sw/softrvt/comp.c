@@ -37,11 +37,6 @@ static bool softrvt_comp_sent(const struct softrvt_qp *qp, u32 i)
 	return i != qp->s_cur || qp->s_cur_off;
 }
 
-static u32 softrvt_comp_next(const struct softrvt_qp *qp, u32 i)
-{
-	return i + 1 == qp->s_size ? 0 : i + 1;
-}
-
 /**
  * softrvt_comp_done - complete the WQE at s_tail
  * @qp: the RC requester
@@ -55,10 +50,10 @@ void softrvt_comp_done(struct softrvt_qp *qp, enum ib_wc_status status)
 	spin_lock_irq(&qp->s_lock);
 	done = *wqe;
 	if (qp->s_cur == qp->s_tail) {
-		qp->s_cur = softrvt_comp_next(qp, qp->s_cur);
+		qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
 		qp->s_cur_off = 0;
 	}
-	qp->s_tail = softrvt_comp_next(qp, qp->s_tail);
+	qp->s_tail = softrvt_sq_next(qp, qp->s_tail);
 	spin_unlock_irq(&qp->s_lock);
 
 	softrvt_send_complete(qp, &done, status);
@@ -185,7 +180,7 @@ static void softrvt_comp_ack(struct softrvt_qp *qp, u32 psn, bool lost)
 		}
 		if (i == qp->s_cur)
 			break;
-		i = softrvt_comp_next(qp, i);
+		i = softrvt_sq_next(qp, i);
 	}
 }
 
@@ -227,7 +222,7 @@ static void softrvt_comp_fail(struct softrvt_qp *qp, u32 psn, enum ib_wc_status 
 		}
 		if (i == qp->s_cur)
 			break;
-		i = softrvt_comp_next(qp, i);
+		i = softrvt_sq_next(qp, i);
 	}
 	/* No WQE holds it: fail the oldest, which cannot complete anyway. */
 	if (softrvt_comp_sent(qp, qp->s_tail))
@@ -300,7 +295,7 @@ static struct softrvt_swqe *softrvt_comp_wqe_at(struct softrvt_qp *qp, u32 psn)
 			return wqe;
 		if (i == qp->s_cur)
 			break;
-		i = softrvt_comp_next(qp, i);
+		i = softrvt_sq_next(qp, i);
 	}
 	return NULL;
 }

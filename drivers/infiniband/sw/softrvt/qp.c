@@ -1074,7 +1074,7 @@ static int softrvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 		spin_lock_irqsave(&qp->s_lock, flags);
 		state = qp->state;
-		next = qp->s_head + 1 == qp->s_size ? 0 : qp->s_head + 1;
+		next = softrvt_sq_next(qp, qp->s_head);
 		if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
 		    state == IB_QPS_RTR)
 			ret = -EINVAL;

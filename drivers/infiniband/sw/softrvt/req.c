@@ -389,11 +389,6 @@ enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 	return off < wqe->length ? SOFTRVT_RUC_MORE : SOFTRVT_RUC_DONE;
 }
 
-static u32 softrvt_sq_next(const struct softrvt_qp *qp, u32 i)
-{
-	return i + 1 == qp->s_size ? 0 : i + 1;
-}
-
 static bool softrvt_req_outstanding(const struct softrvt_qp *qp)
 {
 	return qp->s_tail != qp->s_cur || qp->s_cur_off;

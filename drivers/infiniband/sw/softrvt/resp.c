@@ -611,8 +611,7 @@ bool softrvt_resp_read_answer(struct softrvt_qp *qp)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	int budget = SOFTRVT_READ_BUDGET;
 
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+	if (!softrvt_qp_state_receives(state))
 		softrvt_read_forget(qp);
 	while (qp->r_read_pending && budget > 0) {
 		struct softrvt_read_res *e =
@@ -1109,9 +1108,7 @@ void softrvt_resp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
 
-	/* Receiving works in every state from RTR to SQE. */
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD && state != IB_QPS_SQE) {
+	if (!softrvt_qp_state_receives(state)) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}

@@ -203,9 +203,7 @@ static bool softrvt_ruc_peer_ok(const struct softrvt_qp *sqp, const struct softr
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 qkey;
 
-	/* The receive side works in every state from RTR to SQE. */
-	if (state != IB_QPS_RTR && state != IB_QPS_RTS &&
-	    state != IB_QPS_SQD && state != IB_QPS_SQE)
+	if (!softrvt_qp_state_receives(state))
 		return false;
 	if (!softrvt_is_ud(sqp))
 		return qp->ibqp.qp_type == softrvt_peer_type(sqp->ibqp.qp_type) &&
@@ -223,9 +221,7 @@ static int softrvt_ruc_local_sge(struct softrvt_qp *sqp, struct softrvt_swqe *wq
 {
 	int access = 0;
 
-	if (wqe->opcode == IB_WR_RDMA_READ ||
-	    wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	    wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+	if (softrvt_wqe_is_rd_atomic(wqe))
 		access = IB_ACCESS_LOCAL_WRITE;
 	if (!wqe->num_sge && wqe->length) {
 		/* A FLUSH's length is the range: it has nothing to send. */
@@ -743,10 +739,7 @@ static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
 	u32 dqpn;
 
 	/* READ and atomics need initiator depth (max_rd_atomic). */
-	if ((wqe->opcode == IB_WR_RDMA_READ ||
-	     wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	     wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) &&
-	    !sqp->attr.max_rd_atomic) {
+	if (softrvt_wqe_is_rd_atomic(wqe) && !sqp->attr.max_rd_atomic) {
 		*status = IB_WC_LOC_QP_OP_ERR;
 		return SOFTRVT_RUC_DONE;
 	}
@@ -1106,34 +1099,37 @@ softrvt_engine_retry(struct softrvt_qp *qp, enum softrvt_ruc_result res,
 }
 
 /*
- * Complete the WQE at s_tail with @status and move the queue past it;
- * called with s_lock held, which it releases.  An RC error breaks the
+ * Take the WQE at s_tail off the send queue, with s_lock held: a copy of
+ * what its completion needs goes to @done, as the slot is reused now.
+ */
+static void softrvt_engine_take(struct softrvt_qp *qp,
+				const struct softrvt_swqe *wqe,
+				struct softrvt_swqe *done)
+{
+	lockdep_assert_held(&qp->s_lock);
+	*done = *wqe;
+	qp->s_tail = softrvt_sq_next(qp, qp->s_tail);
+	qp->s_cur = qp->s_tail;
+	qp->s_cur_off = 0;
+	qp->s_retry_loaded = false;
+}
+
+/*
+ * Complete a WQE taken off the send queue.  An RC error breaks the
  * connection, and so does a failed memory registration; otherwise on UC
  * and UD only the send queue stops (SQE), until the consumer moves it to
  * RTS.
  */
-static void softrvt_engine_retire(struct softrvt_qp *qp,
-				  struct softrvt_swqe *wqe,
-				  enum ib_wc_status status)
-	__releases(&qp->s_lock)
+static void softrvt_engine_complete(struct softrvt_qp *qp,
+				    struct softrvt_swqe *done,
+				    enum ib_wc_status status)
 {
-	struct softrvt_swqe done;
-
-	/* Copy what the completion needs: the slot is reused now. */
-	done = *wqe;
-	qp->s_tail = qp->s_tail + 1 == qp->s_size ? 0 : qp->s_tail + 1;
-	qp->s_cur = qp->s_tail;
-	qp->s_cur_off = 0;
-	qp->s_retry_loaded = false;
-	spin_unlock_irq(&qp->s_lock);
-
-	softrvt_send_complete(qp, &done, status);
+	softrvt_send_complete(qp, done, status);
 	if (status == IB_WC_SUCCESS || status == IB_WC_WR_FLUSH_ERR)
 		return;
 	ibdev_dbg(qp->ibqp.device, "QP %u: WQE failed (%s)\n",
 		  qp->ibqp.qp_num, ib_wc_status_msg(status));
-	if (softrvt_is_rc_req(qp->ibqp.qp_type) ||
-	    softrvt_wqe_is_local_op(&done))
+	if (softrvt_is_rc_req(qp->ibqp.qp_type) || softrvt_wqe_is_local_op(done))
 		softrvt_qp_set_error(qp, 0);
 	else
 		softrvt_qp_set_sq_error(qp);
@@ -1193,7 +1189,9 @@ static void softrvt_engine(struct softrvt_qp *qp)
 
 	while (budget.wqes && budget.bytes && budget.pkts) {
 		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
+		enum softrvt_engine_step step;
 		enum softrvt_ruc_result res;
+		struct softrvt_swqe done;
 		struct softrvt_swqe *wqe;
 		u8 rnr_timer = 0;
 		bool run;
@@ -1208,17 +1206,14 @@ static void softrvt_engine(struct softrvt_qp *qp)
 			break;
 
 		spin_lock_irq(&qp->s_lock);
-		switch (softrvt_engine_retry(qp, res, rnr_timer, &status)) {
-		case SOFTRVT_STEP_AGAIN:
-			spin_unlock_irq(&qp->s_lock);
-			continue;
-		case SOFTRVT_STEP_WAIT:
-			spin_unlock_irq(&qp->s_lock);
+		step = softrvt_engine_retry(qp, res, rnr_timer, &status);
+		if (step == SOFTRVT_STEP_RETIRE)
+			softrvt_engine_take(qp, wqe, &done);
+		spin_unlock_irq(&qp->s_lock);
+		if (step == SOFTRVT_STEP_WAIT)
 			return;
-		case SOFTRVT_STEP_RETIRE:
-			softrvt_engine_retire(qp, wqe, status);
-			break;
-		}
+		if (step == SOFTRVT_STEP_RETIRE)
+			softrvt_engine_complete(qp, &done, status);
 	}
 	softrvt_schedule_send(qp);
 }

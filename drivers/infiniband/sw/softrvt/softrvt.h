@@ -949,6 +949,19 @@ static inline struct softrvt_swqe *softrvt_get_swqe_ptr(const struct softrvt_qp 
 	return (struct softrvt_swqe *)((char *)qp->s_wq + (size_t)n * qp->s_stride);
 }
 
+/* The send queue's slot after @i: every index of the ring moves by this. */
+static inline u32 softrvt_sq_next(const struct softrvt_qp *qp, u32 i)
+{
+	return i + 1 == qp->s_size ? 0 : i + 1;
+}
+
+/* The receive side works in every state from RTR to SQE. */
+static inline bool softrvt_qp_state_receives(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
 /* net.c */
 int softrvt_net_init(void);
 void softrvt_net_exit_all(void);
