@@ -30,7 +30,8 @@ fake_vm() { # name mode timeout cmd [env...]
 	mkdir -p "$work/$name"
 	: > "$work/kvm"
 	rc=0
-	env SOFTRVT_QEMU="$TOP/scripts/harness/fake-qemu" FAKE_KVM="$mode" \
+	# The choice of accelerator is what these test: none is inherited.
+	env -u SOFTRVT_ACCEL SOFTRVT_QEMU="$TOP/scripts/harness/fake-qemu" FAKE_KVM="$mode" \
 		FAKE_KVM_STATE="$work/$name/fake-state" \
 		SOFTRVT_KVM_DEV="$work/kvm" SOFTRVT_PROBE_CACHE="$work/$name" \
 		"$@" "$TOP/scripts/vm.sh" -l -k "$kdir" -t "$t" -o "$work/$name/out" \
@@ -126,7 +127,7 @@ kvm_tests() {
 	# No /dev/kvm at all: TCG without a probe, in one line.
 	mkdir -p "$work/nokvm"
 	rc=0
-	SOFTRVT_KVM_DEV=$work/absent SOFTRVT_PROBE_CACHE=$work/nokvm \
+	env -u SOFTRVT_ACCEL SOFTRVT_KVM_DEV="$work/absent" SOFTRVT_PROBE_CACHE="$work/nokvm" \
 		"$TOP/scripts/vm.sh" -l -k "$kdir" -t 600 -o "$work/nokvm/out" -- \
 		'echo harness-ok' > "$work/nokvm/log" 2>&1 || rc=$?
 	[ "$rc" = 0 ] && [ "$(accel_lines nokvm)" = 1 ] &&
