@@ -31,7 +31,10 @@ fake_vm() { # name mode timeout cmd [env...]
 	: > "$work/kvm"
 	rc=0
 	# The choice of accelerator is what these test: none is inherited.
-	env -u SOFTRVT_ACCEL SOFTRVT_QEMU="$TOP/scripts/harness/fake-qemu" FAKE_KVM="$mode" \
+	# The fake's "KVM" is TCG: a probe boot that passes takes a TCG
+	# boot's time, minutes on a loaded host, not a real KVM's seconds.
+	env -u SOFTRVT_ACCEL SOFTRVT_PROBE_TIMEOUT=600 \
+		SOFTRVT_QEMU="$TOP/scripts/harness/fake-qemu" FAKE_KVM="$mode" \
 		FAKE_KVM_STATE="$work/$name/fake-state" \
 		SOFTRVT_KVM_DEV="$work/kvm" SOFTRVT_PROBE_CACHE="$work/$name" \
 		"$@" "$TOP/scripts/vm.sh" -l -k "$kdir" -t "$t" -o "$work/$name/out" \
