@@ -6,8 +6,8 @@
 # and the KUnit log to $OUT/kunit.log.
 #
 # usage: run-tests.sh [SUITE...]  (every suite, in the order of $SUITES)
-# Each suite starts with softrvt not loaded and leaves it so, so that any
-# one runs alone (`make check T=SUITE`).
+# Each suite starts with softrvt not loaded (the loop unloads it after
+# each), so that any one runs alone (`make check T=SUITE`).
 set -u
 
 . scripts/guest/lib.sh
@@ -31,7 +31,6 @@ suite_kunit() {
 	fi
 	dmesg | sed -n '/softrvt-tests: KUnit starts/,$p' | tail -n +2 > "$OUT/kunit.log"
 	rmmod softrvt_kunit
-	rmmod softrvt
 }
 
 suite_link() {
@@ -133,46 +132,30 @@ suite_link() {
 	rdma link delete softrvt4
 	ip link del a0
 	ip link del b0
-	rmmod softrvt
 }
 
-suite_fault() {
-	scripts/guest/fault-tests.sh
-	rmmod softrvt 2>/dev/null
-}
+suite_fault() { scripts/guest/fault-tests.sh; }
 
 # Messages of 2 GiB posted by an unprivileged process: no CPU held.
-suite_engine() {
-	scripts/guest/engine-tests.sh
-	rmmod softrvt 2>/dev/null
-}
+suite_engine() { scripts/guest/engine-tests.sh; }
 
 # The kernel's NVMe/RDMA host and target, then NFS over RDMA, each on one
 # device; before the wire tests too, as they hold UDP 4791 in the initial
 # namespace meanwhile.  The force_mr variant of NVMe needs its own boot.
-suite_nvme() {
-	scripts/guest/nvme-tests.sh
-	rmmod softrvt 2>/dev/null
-}
-
-suite_nfs() {
-	scripts/guest/nfs-tests.sh
-	rmmod softrvt 2>/dev/null
-}
+suite_nvme() { scripts/guest/nvme-tests.sh; }
+suite_nfs() { scripts/guest/nfs-tests.sh; }
 
 # After those: rxe binds UDP 4791 in the initial namespace when it loads,
 # which it cannot while a softrvt device there holds the port.
 suite_wire() {
 	section "RoCEv2 on the wire"
 	scripts/guest/wire-tests.sh
-	rmmod softrvt 2>/dev/null
 }
 
 # After the wire tests, for the same reason: rxe comes and goes.
 suite_teardown() {
 	section "teardown under traffic"
 	scripts/guest/teardown-tests.sh
-	rmmod softrvt 2>/dev/null
 }
 
 SUITES="readme kunit link fault engine nvme nfs wire teardown"
@@ -180,7 +163,12 @@ SUITES="readme kunit link fault engine nvme nfs wire teardown"
 [ $# -gt 0 ] || set -- $SUITES
 for suite in "$@"; do
 	case " $SUITES " in
-	*" $suite "*) "suite_$suite" ;;
+	*" $suite "*)
+		"suite_$suite"
+		# The next suite starts with softrvt unloaded, whatever this
+		# one left.
+		rmmod softrvt 2>/dev/null
+		;;
 	*) fail "suite $suite: one of $SUITES" ;;
 	esac
 done
