@@ -5,6 +5,9 @@
  * rejects what does not add up before anything else reads it.
  */
 
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
 #include "softrvt.h"
 #include "hdr.h"
 
@@ -194,3 +197,24 @@ void softrvt_build_bth(struct softrvt_bth *bth, u8 opcode, bool se, u8 pad, u16 
 				(psn & SOFTRVT_BTH_PSN_MASK));
 }
 EXPORT_SYMBOL_IF_KUNIT(softrvt_build_bth);
+
+/**
+ * softrvt_grh_place - fill the GRH space of a UD receive buffer
+ * @grh: SOFTRVT_GRH_BYTES bytes
+ * @iph: the message's IPv4 or IPv6 header
+ * @ipv6: which of the two @iph is
+ *
+ * An IPv6 header fills the space; an IPv4 header goes in its last 20
+ * bytes after zeroes, where rxe and RoCEv2 NICs put it and where
+ * consumers (ib_init_ah_attr_from_wc(), rdma-core's
+ * ibv_init_ah_from_wc()) look for it.
+ */
+void softrvt_grh_place(u8 *grh, const void *iph, bool ipv6)
+{
+	memset(grh, 0, SOFTRVT_GRH_BYTES);
+	if (ipv6)
+		memcpy(grh, iph, sizeof(struct ipv6hdr));
+	else
+		memcpy(grh + SOFTRVT_GRH_BYTES - sizeof(struct iphdr), iph,
+		       sizeof(struct iphdr));
+}

@@ -218,6 +218,7 @@ static inline u32 softrvt_pkt_bytes(u16 mask, u32 len)
 }
 
 int softrvt_parse_bth(const void *buf, u32 len, struct softrvt_pkt *pkt);
+void softrvt_grh_place(u8 *grh, const void *iph, bool ipv6);
 void softrvt_build_bth(struct softrvt_bth *bth, u8 opcode, bool se, u8 pad, u16 pkey,
 		       u32 qpn, bool ackreq, u32 psn);
 u32 softrvt_icrc(const u8 *l3, bool ipv6, u32 len);

@@ -333,6 +333,41 @@ void softrvt_mr_unmap(struct softrvt_mr *mr, void *addr)
 EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_unmap);
 
 /**
+ * softrvt_mr_atomic - execute a CMP_AND_SWP or FETCH_AND_ADD on an MR
+ * @rdi: the device; its atomic_lock orders every atomic it executes
+ * @mr: the MR, referenced and checked by the caller for 8 aligned bytes at
+ *	@va with IB_ACCESS_REMOTE_ATOMIC
+ * @va: the target's address
+ * @fetch_add: FETCH_AND_ADD, which adds @compare_add, else CMP_AND_SWP,
+ *	which stores @swap where the target equals @compare_add
+ * @compare_add: the value added or compared
+ * @swap: the value stored by CMP_AND_SWP
+ *
+ * The one executor of both responders, the wire's and the same-device
+ * path's: atomics are atomic with respect to each other on the device
+ * (IB_ATOMIC_HCA), whichever path each came by.  Any context.
+ *
+ * Return: the target's value before.
+ */
+u64 softrvt_mr_atomic(struct softrvt_dev_info *rdi, struct softrvt_mr *mr,
+		      u64 va, bool fetch_add, u64 compare_add, u64 swap)
+{
+	u64 *target, old;
+	u32 avail;
+
+	target = softrvt_mr_map(mr, va, sizeof(u64), &avail);
+	spin_lock(&rdi->atomic_lock);
+	old = READ_ONCE(*target);
+	if (fetch_add)
+		WRITE_ONCE(*target, old + compare_add);
+	else if (old == compare_add)
+		WRITE_ONCE(*target, swap);
+	spin_unlock(&rdi->atomic_lock);
+	softrvt_mr_unmap(mr, target);
+	return old;
+}
+
+/**
  * softrvt_get_dma_mr - an MR covering all kernel memory (ib_device_ops.get_dma_mr)
  * @ibpd: the PD
  * @access: IB_ACCESS_* flags

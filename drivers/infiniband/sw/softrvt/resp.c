@@ -681,13 +681,11 @@ bool softrvt_resp_can_take(struct softrvt_qp *qp, struct sk_buff *skb)
 static int softrvt_resp_atomic(struct softrvt_qp *qp, u32 psn,
 			       const struct softrvt_atmeth *ateth, bool fetch_add)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
 	u64 va = get_unaligned_be64(&ateth->va);
 	u64 arg = get_unaligned_be64(&ateth->swap_add);
 	u64 cmp = get_unaligned_be64(&ateth->compare);
 	struct softrvt_mr *mr;
-	u64 *target, old;
-	u32 avail;
+	u64 old;
 
 	if (!qp->attr.max_dest_rd_atomic || (va & (sizeof(u64) - 1)))
 		return SOFTRVT_NAK_INV_REQ;
@@ -697,15 +695,8 @@ static int softrvt_resp_atomic(struct softrvt_qp *qp, u32 psn,
 				sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr))
 		return SOFTRVT_NAK_REM_ACCESS;
 
-	target = softrvt_mr_map(mr, va, sizeof(u64), &avail);
-	spin_lock(&rdi->atomic_lock);
-	old = READ_ONCE(*target);
-	if (fetch_add)
-		WRITE_ONCE(*target, old + arg);
-	else if (old == cmp)
-		WRITE_ONCE(*target, arg);
-	spin_unlock(&rdi->atomic_lock);
-	softrvt_mr_unmap(mr, target);
+	old = softrvt_mr_atomic(ib_to_rvt(qp->ibqp.device), mr, va, fetch_add,
+				fetch_add ? arg : cmp, arg);
 	softrvt_put_mr(mr);
 
 	qp->r_atomic[qp->r_atomic_next].psn = psn;
@@ -1040,7 +1031,7 @@ static void softrvt_resp_ud(struct softrvt_qp *qp, struct sk_buff *skb,
 		.network_hdr_type = pkt->ipv6 ? RDMA_NETWORK_IPV6 :
 						RDMA_NETWORK_IPV4,
 	};
-	u8 grh[SOFTRVT_GRH_BYTES] = {};
+	u8 grh[SOFTRVT_GRH_BYTES];
 	int ret;
 
 	if (get_unaligned_be32(&deth->qkey) != qp->attr.qkey) {
@@ -1063,12 +1054,8 @@ static void softrvt_resp_ud(struct softrvt_qp *qp, struct sk_buff *skb,
 		softrvt_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
 		return;
 	}
-	/* An IPv4 header goes in the last 20 bytes, as rxe and NICs do. */
-	if (pkt->ipv6)
-		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
-	else
-		memcpy(grh + SOFTRVT_GRH_BYTES - sizeof(struct iphdr), ip_hdr(skb),
-		       sizeof(struct iphdr));
+	softrvt_grh_place(grh, pkt->ipv6 ? (void *)ipv6_hdr(skb) : ip_hdr(skb),
+			  pkt->ipv6);
 	softrvt_copy_to_sge(&qp->r_sge, grh, sizeof(grh));
 	softrvt_copy_skb_to_sge(&qp->r_sge, skb, pkt->hdr_len, pkt->payload_len);
 	softrvt_sge_state_release(&qp->r_sge);

@@ -252,20 +252,12 @@ static int softrvt_ruc_remote_sge(struct softrvt_qp *sqp, struct softrvt_qp *qp,
 
 static void softrvt_ruc_atomic(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
 	struct softrvt_sge *sge = &sqp->r_sge.sge[0];
-	u64 *target, old;
-	u32 avail;
+	u64 old;
 
-	target = softrvt_mr_map(sge->mr, sge->iova, sizeof(u64), &avail);
-	spin_lock(&rdi->atomic_lock);
-	old = READ_ONCE(*target);
-	if (wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
-		WRITE_ONCE(*target, old + wqe->compare_add);
-	else if (old == wqe->compare_add)
-		WRITE_ONCE(*target, wqe->swap);
-	spin_unlock(&rdi->atomic_lock);
-	softrvt_mr_unmap(sge->mr, target);
+	old = softrvt_mr_atomic(ib_to_rvt(sqp->ibqp.device), sge->mr, sge->iova,
+				wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD,
+				wqe->compare_add, wqe->swap);
 	softrvt_copy_to_sge(&sqp->s_sge, &old, sizeof(old));
 }
 
@@ -358,36 +350,36 @@ static enum rdma_network_type softrvt_ruc_net_type(const struct softrvt_swqe *wq
 }
 
 /*
- * The GRH space of a UD receive buffer, as a RoCEv2 packet would fill it:
- * an IPv4 header in its last 20 bytes for IPv4 GIDs, else an IPv6 header.
+ * The IP header a RoCEv2 packet of @len payload bytes would have carried
+ * from the AH's source GID to its destination, placed in @grh.
  */
 static void softrvt_ruc_build_grh(struct softrvt_swqe *wqe, u32 len, u8 *grh)
 {
-	memset(grh, 0, SOFTRVT_GRH_BYTES);
+	u32 l4 = sizeof(struct udphdr) + IB_BTH_BYTES + IB_DETH_BYTES + len +
+		 sizeof(u32);
+	union {
+		struct iphdr ip4;
+		struct ipv6hdr ip6;
+	} h = {};
+
 	if (softrvt_ruc_net_type(wqe) == RDMA_NETWORK_IPV4) {
-		struct iphdr *ip4 = (struct iphdr *)(grh + SOFTRVT_GRH_BYTES -
-						     sizeof(*ip4));
-
-		ip4->version = 4;
-		ip4->ihl = 5;
-		ip4->ttl = 64;
-		ip4->protocol = IPPROTO_UDP;
-		ip4->tot_len = htons(sizeof(*ip4) + sizeof(struct udphdr) +
-				     IB_BTH_BYTES + IB_DETH_BYTES + len +
-				     sizeof(u32));
-		memcpy(&ip4->saddr, wqe->av.sgid.raw + 12, sizeof(ip4->saddr));
-		memcpy(&ip4->daddr, wqe->av.dgid.raw + 12, sizeof(ip4->daddr));
-		ip4->check = ip_fast_csum((u8 *)ip4, ip4->ihl);
+		h.ip4.version = 4;
+		h.ip4.ihl = 5;
+		h.ip4.ttl = 64;
+		h.ip4.protocol = IPPROTO_UDP;
+		h.ip4.tot_len = htons(sizeof(h.ip4) + l4);
+		memcpy(&h.ip4.saddr, wqe->av.sgid.raw + 12, sizeof(h.ip4.saddr));
+		memcpy(&h.ip4.daddr, wqe->av.dgid.raw + 12, sizeof(h.ip4.daddr));
+		h.ip4.check = ip_fast_csum((u8 *)&h.ip4, h.ip4.ihl);
+		softrvt_grh_place(grh, &h.ip4, false);
 	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
-
-		ip6->version = 6;
-		ip6->hop_limit = 64;
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->payload_len = htons(sizeof(struct udphdr) + IB_BTH_BYTES +
-					 IB_DETH_BYTES + len + sizeof(u32));
-		memcpy(&ip6->saddr, wqe->av.sgid.raw, sizeof(ip6->saddr));
-		memcpy(&ip6->daddr, wqe->av.dgid.raw, sizeof(ip6->daddr));
+		h.ip6.version = 6;
+		h.ip6.hop_limit = 64;
+		h.ip6.nexthdr = IPPROTO_UDP;
+		h.ip6.payload_len = htons(l4);
+		memcpy(&h.ip6.saddr, wqe->av.sgid.raw, sizeof(h.ip6.saddr));
+		memcpy(&h.ip6.daddr, wqe->av.dgid.raw, sizeof(h.ip6.daddr));
+		softrvt_grh_place(grh, &h.ip6, true);
 	}
 }
 

@@ -804,6 +804,8 @@ int softrvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 void softrvt_put_mr(struct softrvt_mr *mr);
 void *softrvt_mr_map(struct softrvt_mr *mr, u64 iova, u32 len, u32 *avail);
 void softrvt_mr_unmap(struct softrvt_mr *mr, void *addr);
+u64 softrvt_mr_atomic(struct softrvt_dev_info *rdi, struct softrvt_mr *mr,
+		      u64 va, bool fetch_add, u64 compare_add, u64 swap);
 struct ib_mr *softrvt_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 iova, int access, struct ib_udata *udata);
