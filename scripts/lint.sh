@@ -115,6 +115,27 @@ prefix_check() {
 prefix_check
 result "$?" "lint: every global symbol carries softrvt's prefix, which the kernel tree does not use"
 
+# The memory layer and the rings beneath the queues call nothing above
+# them (design.rst): no symbol one of their objects takes from the
+# driver is defined outside them.
+layer_check() {
+	local d="$TOP/drivers/infiniband/sw/softrvt" lower="mr mw sge placement rq mmap"
+	local o defs="" bad=0 up
+
+	[ -f "$d/softrvt.ko" ] || return 1
+	for o in "$d"/*.o; do
+		case " $lower softrvt softrvt.mod " in *" $(basename "$o" .o) "*) continue ;; esac
+		defs+=$(nm --defined-only "$o" | awk '$2 ~ /^[A-Z]$/ { print $3 }')$'\n'
+	done
+	for o in $lower; do
+		up=$(nm -u "$d/$o.o" | awk '{ print $2 }' | grep -x -F -f <(printf '%s' "$defs" | grep .))
+		[ -z "$up" ] || { log "$o.c calls up: $up"; bad=1; }
+	done
+	return "$bad"
+}
+layer_check
+result "$?" "lint: the memory layer calls nothing above it"
+
 # Every file starts with its SPDX line (after a #! line for scripts).
 bad=0
 while read -r f; do

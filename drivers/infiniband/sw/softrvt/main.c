@@ -279,7 +279,7 @@ static int __init softrvt_module_init(void)
 	ret = softrvt_icrc_init();
 	if (ret)
 		return ret;
-	ret = softrvt_ruc_init();
+	ret = softrvt_engine_init();
 	if (ret)
 		goto err_icrc;
 	ret = softrvt_net_init();
@@ -304,7 +304,7 @@ err_client:
 err_net:
 	softrvt_net_exit_all();
 err_ruc:
-	softrvt_ruc_exit();
+	softrvt_engine_exit();
 err_icrc:
 	softrvt_icrc_exit();
 	return ret;
@@ -333,7 +333,7 @@ static void __exit softrvt_module_exit(void)
 	mutex_unlock(&softrvt_devices_lock);
 	ib_unregister_client(&softrvt_client);
 	softrvt_net_exit_all();
-	softrvt_ruc_exit();
+	softrvt_engine_exit();
 	softrvt_icrc_exit();
 }
 

@@ -483,7 +483,7 @@ static void softrvt_qp_enter_error(struct softrvt_qp *qp)
 	 * which reads the ring after this, sees the WQE or the provider sees
 	 * ERR and has the kernel flush it.  Likewise with a same-device
 	 * sender, between its entry in r_senders and its reading of the
-	 * state, see softrvt_ruc_last_wqe().
+	 * state, see softrvt_engine_last_wqe().
 	 */
 	smp_mb();
 	/*

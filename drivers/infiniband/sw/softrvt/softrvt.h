@@ -589,7 +589,7 @@ struct softrvt_qp {
 	refcount_t refcount;
 	/*
 	 * Same-device senders between their check of this QP's state and
-	 * the end of their delivery, see softrvt_ruc_last_wqe().
+	 * the end of their delivery, see softrvt_engine_last_wqe().
 	 */
 	atomic_t r_senders;
 	struct completion released;
@@ -1071,19 +1071,27 @@ void softrvt_resp_flush(struct softrvt_qp *qp);
 int softrvt_icrc_init(void);
 void softrvt_icrc_exit(void);
 
-/* ruc.c */
-int softrvt_ruc_init(void);
-void softrvt_ruc_exit(void);
+/* engine.c */
+int softrvt_engine_init(void);
+void softrvt_engine_exit(void);
 void softrvt_schedule_send(struct softrvt_qp *qp);
 void softrvt_send_work(struct work_struct *work);
 void softrvt_run_send(struct softrvt_qp *qp);
 void softrvt_sync_send(struct softrvt_qp *qp);
-void softrvt_ruc_reset(struct softrvt_qp *qp);
 void softrvt_rnr_timer_fn(struct timer_list *t);
 unsigned long softrvt_ack_timeout(u8 timeout);
 extern const u32 softrvt_rnr_usec[32];
-int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe);
 bool softrvt_wqe_is_local_op(const struct softrvt_swqe *wqe);
 enum ib_wc_status softrvt_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe);
+
+/* ruc.c */
+int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe);
+enum softrvt_ruc_result softrvt_ruc_loopback(struct softrvt_qp *sqp,
+					     struct softrvt_swqe *wqe,
+					     struct softrvt_budget *budget,
+					     enum ib_wc_status *status,
+					     u8 *rnr_timer);
+void softrvt_ruc_drop_msg(struct softrvt_qp *sqp, struct softrvt_swqe *wqe);
+void softrvt_ruc_reset(struct softrvt_qp *qp);
 
 #endif /* SOFTRVT_H */
