@@ -176,7 +176,7 @@ static bool softrvt_engine_pkt_is_peers(struct softrvt_qp *qp, struct sk_buff *s
 
 /*
  * Handle the packets the receive path queued: the ICRC of those it left
- * unchecked first (net.c), then requests go to the responder, answers to
+ * unchecked first (recv.c), then requests go to the responder, answers to
  * the requester.  Return: whether some are left to handle now (none while
  * the device is held, softrvt_rx_hold()).
  */

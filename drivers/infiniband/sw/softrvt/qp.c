@@ -3,7 +3,7 @@
  * Queue pairs: creation, the state machine, posting, destruction.
  *
  * The send queue is kernel memory; post_send checks and copies each WR into
- * it and kicks the send engine (ruc.c), which executes WQEs in order.  The
+ * it and kicks the send engine (engine.c), which executes WQEs in order.  The
  * receive queue is a struct softrvt_rq (rq.c), mmapped for user QPs.
  */
 

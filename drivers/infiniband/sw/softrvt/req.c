@@ -9,7 +9,7 @@
  * timeout.  A WQE can be resent from any of its packets: the responder
  * has accepted exactly the PSNs before it.
  *
- * All of it runs in the QP's engine (ruc.c), in process context.
+ * All of it runs in the QP's engine (engine.c), in process context.
  */
 
 #include <linux/jiffies.h>

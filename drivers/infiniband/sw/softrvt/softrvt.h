@@ -481,7 +481,7 @@ struct softrvt_qp {
 	u8 s_retry;			/* timeout retries left for that WQE */
 	bool s_retry_loaded;		/* both counters are loaded for it */
 	bool s_draining;		/* SQD entered, SQ_DRAINED not raised yet */
-	struct work_struct send_work;	/* the send engine, see ruc.c */
+	struct work_struct send_work;	/* the send engine, see engine.c */
 	struct mutex engine_lock;	/* held by the engine while it runs */
 	struct timer_list rnr_timer;	/* RNR and ACK timeout waits */
 	/* Engine scratch, used only by this QP's send_work. */
@@ -964,11 +964,8 @@ static inline bool softrvt_qp_state_receives(enum ib_qp_state state)
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
-/* net.c */
-int softrvt_net_init(void);
-void softrvt_net_exit_all(void);
-int softrvt_net_attach(struct softrvt_dev_info *rdi);
-void softrvt_net_detach(struct softrvt_dev_info *rdi);
+/* recv.c */
+void softrvt_recv(struct softrvt_dev_info *rdi, struct sk_buff *skb);
 struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb);
 bool softrvt_pkt_on_path(struct sk_buff *skb, const struct softrvt_av *av);
 bool softrvt_rx_queue(struct softrvt_dev_info *rdi, struct softrvt_qp *qp,
@@ -978,6 +975,12 @@ bool softrvt_rx_icrc_ok(struct sk_buff *skb);
 void softrvt_rx_unget(struct softrvt_qp *qp, struct sk_buff *skb);
 void softrvt_rx_purge(struct softrvt_qp *qp);
 void softrvt_rx_hold(struct softrvt_dev_info *rdi, bool hold);
+
+/* net.c */
+int softrvt_net_init(void);
+void softrvt_net_exit_all(void);
+int softrvt_net_attach(struct softrvt_dev_info *rdi);
+void softrvt_net_detach(struct softrvt_dev_info *rdi);
 void softrvt_tx_begin(struct sk_buff *skb);
 void softrvt_tx_end(void);
 bool softrvt_rx_sent_here(const struct sk_buff *skb);
