@@ -269,8 +269,8 @@ static void last_wqe_after_the_held_wqe_is_flushed(struct kunit *test)
 
 	f->rqp->r_wqe->wr_id = 0x77;
 	f->rqp->r_wqe->num_sge = 0;
-	f->rqp->r_has_rwqe = true;
-	f->rqp->r_in_msg = true;
+	f->rqp->resp.has_rwqe = true;
+	f->rqp->resp.in_msg = true;
 
 	KUNIT_EXPECT_TRUE(test, softrvt_qp_set_error(f->rqp, 0));
 	flush_work(&f->rqp->send_work);

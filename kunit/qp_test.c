@@ -242,9 +242,9 @@ static void flush_held_rwqe_first(struct kunit *test)
 				     GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->qp->r_wqe);
 	f->qp->r_wqe->wr_id = 0x50;
-	f->qp->r_has_rwqe = true;
-	f->qp->r_in_msg = true;
-	f->qp->r_len = 1024;
+	f->qp->resp.has_rwqe = true;
+	f->qp->resp.in_msg = true;
+	f->qp->resp.len = 1024;
 	qp_post(test, f, 2, 0x51);
 
 	softrvt_send_work(&f->qp->send_work);
@@ -256,8 +256,8 @@ static void flush_held_rwqe_first(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wc[i].status, IB_WC_WR_FLUSH_ERR);
 		KUNIT_EXPECT_EQ(test, wc[i].opcode, IB_WC_RECV);
 	}
-	KUNIT_EXPECT_FALSE(test, f->qp->r_has_rwqe);
-	KUNIT_EXPECT_FALSE(test, f->qp->r_in_msg);
+	KUNIT_EXPECT_FALSE(test, f->qp->resp.has_rwqe);
+	KUNIT_EXPECT_FALSE(test, f->qp->resp.in_msg);
 
 	/* Flushed once: the engine running again adds nothing. */
 	softrvt_send_work(&f->qp->send_work);

@@ -58,16 +58,16 @@ static void res_qp_values(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	KUNIT_ASSERT_NOT_NULL(test, queued);
-	qp->s_psn = 5;
-	qp->s_acked_psn = SOFTRVT_PSN_MASK;
-	qp->s_max_psn = 9;
-	qp->r_psn = 0x123456;
-	qp->s_rd_count = 3;
-	qp->r_read_held = 2;
+	qp->req.psn = 5;
+	qp->comp.acked_psn = SOFTRVT_PSN_MASK;
+	qp->req.max_psn = 9;
+	qp->resp.psn = 0x123456;
+	qp->req.rd_count = 3;
+	qp->resp.read_held = 2;
 	qp->attr.retry_cnt = 7;
-	qp->s_retry = 4;
+	qp->comp.retry = 4;
 	qp->attr.rnr_retry = SOFTRVT_RNR_RETRY_INFINITE;
-	qp->s_rnr_retry = SOFTRVT_RNR_RETRY_INFINITE;
+	qp->comp.rnr_retry = SOFTRVT_RNR_RETRY_INFINITE;
 	qp->s_size = 8;
 	qp->s_head = 2;
 	qp->s_tail = 6;

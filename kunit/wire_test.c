@@ -559,13 +559,13 @@ static void psn_arithmetic_wraps(struct kunit *test)
 }
 
 /*
- * The requester's map of answers placed past s_acked_psn: bits follow
+ * The requester's map of answers placed past comp.acked_psn: bits follow
  * their PSNs across the 24-bit wrap, PSNs past the 64 it covers are not
  * recorded, and moving the base consumes exactly the run of bits.
  */
 static void psn_map_tracks_answers_across_the_wrap(struct kunit *test)
 {
-	u32 base = 0xfffffd;	/* s_acked_psn */
+	u32 base = 0xfffffd;	/* comp.acked_psn */
 	u64 map = 0;
 	u32 run;
 

@@ -3,14 +3,14 @@
  * The RC requester's answers: ACKs, NAKs, RDMA READ responses and atomic
  * ACKs complete send WQEs, in order.
  *
- * s_acked_psn only moves forward.  An ACK acknowledges every PSN up to
+ * comp.acked_psn only moves forward.  An ACK acknowledges every PSN up to
  * its own, except those of a READ or atomic, whose data only their
  * responses bring: an ACK past such a WQE means its responses were lost,
  * and the requester goes back to it.  Answers to PSNs outside the window
  * in flight are duplicates and dropped.
  *
  * READ responses and atomic ACKs are placed as they come, in any order,
- * and remembered in s_rd_seen; s_acked_psn moves over them once the PSNs
+ * and remembered in comp.rd_seen; comp.acked_psn moves over them once the PSNs
  * before them are in.  A gap is taken for a loss only when answers
  * SOFTRVT_REORDER_SLACK PSNs past it arrived, so that a reordered network
  * does not make the responder read everything again.
@@ -34,7 +34,7 @@ static_assert(SOFTRVT_REORDER_SLACK < SOFTRVT_MAX_INFLIGHT);
 
 static bool softrvt_comp_sent(const struct softrvt_qp *qp, u32 i)
 {
-	return i != qp->s_cur || qp->s_cur_off;
+	return i != qp->req.cur || qp->req.cur_off;
 }
 
 /**
@@ -49,9 +49,9 @@ void softrvt_comp_done(struct softrvt_qp *qp, enum ib_wc_status status)
 
 	spin_lock_irq(&qp->s_lock);
 	done = *wqe;
-	if (qp->s_cur == qp->s_tail) {
-		qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
-		qp->s_cur_off = 0;
+	if (qp->req.cur == qp->s_tail) {
+		qp->req.cur = softrvt_sq_next(qp, qp->req.cur);
+		qp->req.cur_off = 0;
 	}
 	qp->s_tail = softrvt_sq_next(qp, qp->s_tail);
 	spin_unlock_irq(&qp->s_lock);
@@ -68,7 +68,7 @@ void softrvt_comp_done(struct softrvt_qp *qp, enum ib_wc_status status)
 }
 
 /*
- * Every PSN up to @psn is in: s_acked_psn moves there and over the
+ * Every PSN up to @psn is in: comp.acked_psn moves there and over the
  * answers placed beyond it, and the retry budgets start again.  A gap
  * left behind is still a loss if answers SOFTRVT_REORDER_SLACK past it are
  * in, or the responder took requests that far past it.
@@ -78,28 +78,28 @@ static void softrvt_comp_progress(struct softrvt_qp *qp, u32 psn)
 	u32 slack_end;
 	u32 run;
 
-	if (softrvt_psn_cmp(psn, qp->s_acked_psn) <= 0)
+	if (softrvt_psn_cmp(psn, qp->comp.acked_psn) <= 0)
 		return;
-	qp->s_rd_seen = softrvt_psn_map_shift(qp->s_rd_seen,
-					      (psn - qp->s_acked_psn) &
-					      SOFTRVT_PSN_MASK);
-	run = softrvt_psn_map_run(qp->s_rd_seen);
-	qp->s_rd_seen = softrvt_psn_map_shift(qp->s_rd_seen, run);
-	qp->s_acked_psn = softrvt_psn_add(psn, run);
+	qp->comp.rd_seen = softrvt_psn_map_shift(qp->comp.rd_seen,
+						 (psn - qp->comp.acked_psn) &
+						 SOFTRVT_PSN_MASK);
+	run = softrvt_psn_map_run(qp->comp.rd_seen);
+	qp->comp.rd_seen = softrvt_psn_map_shift(qp->comp.rd_seen, run);
+	qp->comp.acked_psn = softrvt_psn_add(psn, run);
 	softrvt_req_rd_retire(qp);
-	qp->s_retry = qp->attr.retry_cnt;
-	qp->s_rnr_retry = qp->attr.rnr_retry;
-	qp->s_rewound = false;
-	qp->s_backoff = 0;
-	if (softrvt_psn_cmp(qp->s_ack_hint, qp->s_acked_psn) < 0)
-		qp->s_ack_hint = qp->s_acked_psn;
-	slack_end = softrvt_psn_add(qp->s_acked_psn, SOFTRVT_REORDER_SLACK);
-	qp->s_go_back = softrvt_psn_map_shift(qp->s_rd_seen,
-					      SOFTRVT_REORDER_SLACK) ||
-			softrvt_psn_cmp(qp->s_ack_hint, slack_end) >= 0;
-	if (qp->s_go_back)
-		qp->s_go_back_why = SOFTRVT_RESEND_GAP;
-	if (qp->s_tail != qp->s_cur || qp->s_cur_off)
+	qp->comp.retry = qp->attr.retry_cnt;
+	qp->comp.rnr_retry = qp->attr.rnr_retry;
+	qp->req.rewound = false;
+	qp->req.backoff = 0;
+	if (softrvt_psn_cmp(qp->comp.ack_hint, qp->comp.acked_psn) < 0)
+		qp->comp.ack_hint = qp->comp.acked_psn;
+	slack_end = softrvt_psn_add(qp->comp.acked_psn, SOFTRVT_REORDER_SLACK);
+	qp->comp.go_back = softrvt_psn_map_shift(qp->comp.rd_seen,
+						 SOFTRVT_REORDER_SLACK) ||
+			softrvt_psn_cmp(qp->comp.ack_hint, slack_end) >= 0;
+	if (qp->comp.go_back)
+		qp->comp.go_back_why = SOFTRVT_RESEND_GAP;
+	if (qp->s_tail != qp->req.cur || qp->req.cur_off)
 		softrvt_req_arm_ack_timer(qp);
 }
 
@@ -117,16 +117,16 @@ void softrvt_comp_advance(struct softrvt_qp *qp)
 		struct softrvt_swqe *wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
 
 		if (wqe->wire_status != IB_WC_SUCCESS) {
-			if (softrvt_psn_cmp(softrvt_psn_add(qp->s_acked_psn, 1),
+			if (softrvt_psn_cmp(softrvt_psn_add(qp->comp.acked_psn, 1),
 					    wqe->psn) >= 0)
 				softrvt_comp_done(qp, wqe->wire_status);
 			return;
 		}
-		if (softrvt_psn_cmp(wqe->lpsn, qp->s_acked_psn) > 0)
+		if (softrvt_psn_cmp(wqe->lpsn, qp->comp.acked_psn) > 0)
 			return;
 		softrvt_comp_done(qp, IB_WC_SUCCESS);
 	}
-	if (qp->s_tail == qp->s_cur && !qp->s_cur_off)
+	if (qp->s_tail == qp->req.cur && !qp->req.cur_off)
 		timer_delete(&qp->ack_timer);
 }
 
@@ -137,9 +137,9 @@ void softrvt_comp_advance(struct softrvt_qp *qp)
  */
 static void softrvt_comp_rewind(struct softrvt_qp *qp, enum softrvt_resend_why why)
 {
-	if (!qp->s_rewound) {
-		qp->s_go_back = true;
-		qp->s_go_back_why = why;
+	if (!qp->req.rewound) {
+		qp->comp.go_back = true;
+		qp->comp.go_back_why = why;
 	}
 }
 
@@ -153,8 +153,8 @@ static void softrvt_comp_ack(struct softrvt_qp *qp, u32 psn, bool lost)
 	u32 i = qp->s_tail;
 
 	/* What the walk cannot take now is taken once the READ is in. */
-	if (softrvt_psn_cmp(psn, qp->s_ack_hint) > 0)
-		qp->s_ack_hint = psn;
+	if (softrvt_psn_cmp(psn, qp->comp.ack_hint) > 0)
+		qp->comp.ack_hint = psn;
 
 	while (softrvt_comp_sent(qp, i)) {
 		struct softrvt_swqe *wqe = softrvt_get_swqe_ptr(qp, i);
@@ -163,12 +163,12 @@ static void softrvt_comp_ack(struct softrvt_qp *qp, u32 psn, bool lost)
 		    softrvt_psn_cmp(wqe->psn, psn) > 0)
 			break;
 		/* A WQE all in already waits for softrvt_comp_advance(). */
-		if (softrvt_psn_cmp(wqe->lpsn, qp->s_acked_psn) > 0) {
+		if (softrvt_psn_cmp(wqe->lpsn, qp->comp.acked_psn) > 0) {
 			if (softrvt_wqe_is_rd_atomic(wqe)) {
 				softrvt_comp_progress(qp, softrvt_psn_add(wqe->psn,
 									  SOFTRVT_PSN_MASK));
 				if (lost &&
-				    softrvt_psn_cmp(psn, qp->s_acked_psn) > 0)
+				    softrvt_psn_cmp(psn, qp->comp.acked_psn) > 0)
 					softrvt_comp_rewind(qp, SOFTRVT_RESEND_GAP);
 				return;
 			}
@@ -178,7 +178,7 @@ static void softrvt_comp_ack(struct softrvt_qp *qp, u32 psn, bool lost)
 			}
 			softrvt_comp_progress(qp, wqe->lpsn);
 		}
-		if (i == qp->s_cur)
+		if (i == qp->req.cur)
 			break;
 		i = softrvt_sq_next(qp, i);
 	}
@@ -220,7 +220,7 @@ static void softrvt_comp_fail(struct softrvt_qp *qp, u32 psn, enum ib_wc_status 
 			softrvt_req_stop(qp, i);
 			return;
 		}
-		if (i == qp->s_cur)
+		if (i == qp->req.cur)
 			break;
 		i = softrvt_sq_next(qp, i);
 	}
@@ -248,17 +248,17 @@ static void softrvt_comp_aeth(struct softrvt_qp *qp, const struct softrvt_pkt *p
 		softrvt_comp_advance(qp);
 		if (!softrvt_comp_sent(qp, qp->s_tail))
 			break;
-		if (!qp->s_rnr_retry) {
+		if (!qp->comp.rnr_retry) {
 			softrvt_comp_fail(qp, psn, IB_WC_RNR_RETRY_EXC_ERR);
 			break;
 		}
-		if (qp->s_rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
-			qp->s_rnr_retry--;
+		if (qp->comp.rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
+			qp->comp.rnr_retry--;
 		/* Not past @psn: a READ before it may still be unanswered. */
-		softrvt_req_rewind(qp, softrvt_psn_add(qp->s_acked_psn, 1),
+		softrvt_req_rewind(qp, softrvt_psn_add(qp->comp.acked_psn, 1),
 				   SOFTRVT_RESEND_RNR_NAK);
-		qp->s_go_back = false;
-		qp->s_rnr_wait = true;
+		qp->comp.go_back = false;
+		qp->req.rnr_wait = true;
 		timer_delete(&qp->ack_timer);
 		mod_timer(&qp->rnr_timer,
 			  jiffies + usecs_to_jiffies(softrvt_rnr_usec[value]));
@@ -293,7 +293,7 @@ static struct softrvt_swqe *softrvt_comp_wqe_at(struct softrvt_qp *qp, u32 psn)
 			return NULL;
 		if (softrvt_psn_cmp(psn, wqe->lpsn) <= 0)
 			return wqe;
-		if (i == qp->s_cur)
+		if (i == qp->req.cur)
 			break;
 		i = softrvt_sq_next(qp, i);
 	}
@@ -397,7 +397,7 @@ static void softrvt_comp_rd_answer(struct softrvt_qp *qp, struct softrvt_pkt *pk
 	u32 gap;
 
 	wqe = softrvt_comp_rd_wqe(qp, psn);
-	if (!wqe || softrvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn)) {
+	if (!wqe || softrvt_psn_map_test(qp->comp.rd_seen, qp->comp.acked_psn, psn)) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
@@ -409,7 +409,7 @@ static void softrvt_comp_rd_answer(struct softrvt_qp *qp, struct softrvt_pkt *pk
 
 	status = atmack ? softrvt_comp_atomic_data(qp, wqe, atmack) :
 			  softrvt_comp_read_data(qp, wqe, pkt, skb);
-	gap = (psn - qp->s_acked_psn - 1) & SOFTRVT_PSN_MASK;
+	gap = (psn - qp->comp.acked_psn - 1) & SOFTRVT_PSN_MASK;
 	if (status != IB_WC_SUCCESS) {
 		if (!gap && wqe == softrvt_get_swqe_ptr(qp, qp->s_tail))
 			softrvt_comp_done(qp, status);
@@ -422,7 +422,7 @@ static void softrvt_comp_rd_answer(struct softrvt_qp *qp, struct softrvt_pkt *pk
 		return;
 	}
 	softrvt_qp_count(qp, SOFTRVT_CNT_REORDERED_ANSWERS, 1);
-	qp->s_rd_seen = softrvt_psn_map_set(qp->s_rd_seen, qp->s_acked_psn, psn);
+	qp->comp.rd_seen = softrvt_psn_map_set(qp->comp.rd_seen, qp->comp.acked_psn, psn);
 	if (gap >= SOFTRVT_REORDER_SLACK)
 		softrvt_comp_rewind(qp, SOFTRVT_RESEND_GAP);
 }
@@ -444,8 +444,8 @@ void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}
-	if (softrvt_psn_cmp(pkt->psn, qp->s_acked_psn) <= 0 ||
-	    softrvt_psn_cmp(pkt->psn, qp->s_psn) >= 0) {
+	if (softrvt_psn_cmp(pkt->psn, qp->comp.acked_psn) <= 0 ||
+	    softrvt_psn_cmp(pkt->psn, qp->req.psn) >= 0) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_PSN, pkt);
 		return;
 	}
@@ -482,7 +482,7 @@ void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 		/* A request opcode: resp.c has it. */
 		break;
 	}
-	if (softrvt_psn_cmp(qp->s_ack_hint, qp->s_acked_psn) > 0)
-		softrvt_comp_ack(qp, qp->s_ack_hint, false);
+	if (softrvt_psn_cmp(qp->comp.ack_hint, qp->comp.acked_psn) > 0)
+		softrvt_comp_ack(qp, qp->comp.ack_hint, false);
 	softrvt_comp_advance(qp);
 }

@@ -153,7 +153,7 @@ void softrvt_send_complete(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 
 /* Whether a WQE's peer is on this device: no packets then. */
 static bool softrvt_engine_is_local(const struct softrvt_qp *qp,
-				 const struct softrvt_swqe *wqe)
+				    const struct softrvt_swqe *wqe)
 {
 	return softrvt_is_ud_type(qp->ibqp.qp_type) ? wqe->local : qp->s_local;
 }
@@ -226,7 +226,7 @@ static void softrvt_engine_rc_wire(struct softrvt_qp *qp)
 	bool drained;
 
 	if (test_and_clear_bit(SOFTRVT_S_RNR_DONE, &qp->s_flags))
-		qp->s_rnr_wait = false;
+		qp->req.rnr_wait = false;
 	if (test_and_clear_bit(SOFTRVT_S_ACK_TIMEOUT, &qp->s_flags) &&
 	    softrvt_req_ack_timer_due(qp))
 		softrvt_req_timeout(qp);
@@ -236,7 +236,7 @@ static void softrvt_engine_rc_wire(struct softrvt_qp *qp)
 
 	spin_lock_irq(&qp->s_lock);
 	drained = qp->state == IB_QPS_SQD && qp->s_draining &&
-		  qp->s_tail == qp->s_cur && !qp->s_cur_off;
+		  qp->s_tail == qp->req.cur && !qp->req.cur_off;
 	if (drained)
 		qp->s_draining = false;
 	spin_unlock_irq(&qp->s_lock);
@@ -343,7 +343,7 @@ static struct softrvt_swqe *softrvt_engine_next(struct softrvt_qp *qp,
 	state = qp->state;
 	/* A message begun in RTS is sent whole before SQD is reached. */
 	*run = state == IB_QPS_RTS ||
-	       (state == IB_QPS_SQD && (qp->s_cur_off || qp->s_peer));
+	       (state == IB_QPS_SQD && (qp->req.cur_off || qp->s_peer));
 	if (qp->s_tail == qp->s_head ||
 	    (!*run && state != IB_QPS_ERR && state != IB_QPS_SQE)) {
 		/* The WQE in flight, if any, is done: SQD is reached. */
@@ -355,10 +355,10 @@ static struct softrvt_swqe *softrvt_engine_next(struct softrvt_qp *qp,
 			softrvt_qp_event(qp, IB_EVENT_SQ_DRAINED);
 		return NULL;
 	}
-	if (!qp->s_retry_loaded) {
-		qp->s_rnr_retry = qp->attr.rnr_retry;
-		qp->s_retry = qp->attr.retry_cnt;
-		qp->s_retry_loaded = true;
+	if (!qp->comp.retry_loaded) {
+		qp->comp.rnr_retry = qp->attr.rnr_retry;
+		qp->comp.retry = qp->attr.retry_cnt;
+		qp->comp.retry_loaded = true;
 	}
 	wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
 	spin_unlock_irq(&qp->s_lock);
@@ -406,21 +406,21 @@ softrvt_engine_retry(struct softrvt_qp *qp, enum softrvt_ruc_result res,
 	if (qp->state != IB_QPS_RTS)
 		return SOFTRVT_STEP_AGAIN;
 	if (res == SOFTRVT_RUC_RNR) {
-		if (!qp->s_rnr_retry) {
+		if (!qp->comp.rnr_retry) {
 			*status = IB_WC_RNR_RETRY_EXC_ERR;
 			return SOFTRVT_STEP_RETIRE;
 		}
-		if (qp->s_rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
-			qp->s_rnr_retry--;
+		if (qp->comp.rnr_retry != SOFTRVT_RNR_RETRY_INFINITE)
+			qp->comp.rnr_retry--;
 		mod_timer(&qp->rnr_timer, jiffies +
 			  usecs_to_jiffies(softrvt_rnr_usec[rnr_timer & 31]));
 		return SOFTRVT_STEP_WAIT;
 	}
-	if (!qp->s_retry) {
+	if (!qp->comp.retry) {
 		*status = IB_WC_RETRY_EXC_ERR;
 		return SOFTRVT_STEP_RETIRE;
 	}
-	qp->s_retry--;
+	qp->comp.retry--;
 	mod_timer(&qp->rnr_timer, jiffies + softrvt_ack_timeout(qp->attr.timeout));
 	return SOFTRVT_STEP_WAIT;
 }
@@ -436,9 +436,9 @@ static void softrvt_engine_take(struct softrvt_qp *qp,
 	lockdep_assert_held(&qp->s_lock);
 	*done = *wqe;
 	qp->s_tail = softrvt_sq_next(qp, qp->s_tail);
-	qp->s_cur = qp->s_tail;
-	qp->s_cur_off = 0;
-	qp->s_retry_loaded = false;
+	qp->req.cur = qp->s_tail;
+	qp->req.cur_off = 0;
+	qp->comp.retry_loaded = false;
 }
 
 /*
@@ -472,7 +472,7 @@ static void softrvt_engine_complete(struct softrvt_qp *qp,
  * A run does at most SOFTRVT_SEND_*BUDGET of work and, when there is more,
  * queues the next run and returns: the worker reschedules between two
  * (process_one_work()), and a poster's system call returns.  A WQE the
- * budget ran out within goes on in the next run, from s_cur_off; the
+ * budget ran out within goes on in the next run, from req.cur_off; the
  * queue is drained in SQD only once it is done.  The engine always runs
  * in process context, but a run holds no CPU long enough to need
  * cond_resched().

@@ -150,7 +150,7 @@ static inline u32 softrvt_psn_add(u32 psn, u32 n)
 
 /*
  * A map of the 64 PSNs after a base PSN: bit i stands for base + 1 + i.
- * The requester keeps one of the answers it placed beyond s_acked_psn.
+ * The requester keeps one of the answers it placed beyond comp.acked_psn.
  */
 static inline u64 softrvt_psn_map_shift(u64 map, u32 n)
 {

@@ -129,16 +129,16 @@ static void softrvt_qp_quiesce(struct softrvt_qp *qp)
 	spin_lock_irq(&qp->s_lock);
 	qp->s_head = 0;
 	qp->s_tail = 0;
-	qp->s_cur = 0;
-	qp->s_cur_off = 0;
-	qp->s_rd_count = 0;
-	qp->s_rnr_wait = false;
-	qp->s_rewound = false;
-	qp->s_backoff = 0;
-	qp->s_go_back = false;
-	qp->s_rd_seen = 0;
+	qp->req.cur = 0;
+	qp->req.cur_off = 0;
+	qp->req.rd_count = 0;
+	qp->req.rnr_wait = false;
+	qp->req.rewound = false;
+	qp->req.backoff = 0;
+	qp->comp.go_back = false;
+	qp->comp.rd_seen = 0;
 	qp->s_flags = 0;
-	qp->s_retry_loaded = false;
+	qp->comp.retry_loaded = false;
 	spin_unlock_irq(&qp->s_lock);
 	softrvt_resp_reset(qp);
 	if (softrvt_qp_has_rq(qp))
@@ -613,17 +613,17 @@ void softrvt_qp_set_sq_error(struct softrvt_qp *qp)
 static void softrvt_qp_set_sq_psn(struct softrvt_qp *qp, u32 psn)
 {
 	lockdep_assert_held(&qp->s_lock);
-	qp->s_psn = psn;
-	qp->s_max_psn = psn;
-	qp->s_acked_psn = softrvt_psn_add(psn, SOFTRVT_PSN_MASK);
-	qp->s_cur = qp->s_tail;
-	qp->s_cur_off = 0;
-	qp->s_rd_count = 0;
-	qp->s_rewound = false;
-	qp->s_backoff = 0;
-	qp->s_go_back = false;
-	qp->s_rd_seen = 0;
-	qp->s_ack_hint = qp->s_acked_psn;
+	qp->req.psn = psn;
+	qp->req.max_psn = psn;
+	qp->comp.acked_psn = softrvt_psn_add(psn, SOFTRVT_PSN_MASK);
+	qp->req.cur = qp->s_tail;
+	qp->req.cur_off = 0;
+	qp->req.rd_count = 0;
+	qp->req.rewound = false;
+	qp->req.backoff = 0;
+	qp->comp.go_back = false;
+	qp->comp.rd_seen = 0;
+	qp->comp.ack_hint = qp->comp.acked_psn;
 }
 
 /* What a move from @cur to @new sets going, once the QP's locks are out. */
@@ -728,13 +728,13 @@ int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask
 		dst_cache_reset(&qp->s_dst_cache);
 	}
 	if (attr_mask & IB_QP_RQ_PSN)
-		qp->r_psn = qp->attr.rq_psn;
+		qp->resp.psn = qp->attr.rq_psn;
 	if (attr_mask & IB_QP_SQ_PSN)
 		softrvt_qp_set_sq_psn(qp, qp->attr.sq_psn);
 	if (attr_mask & IB_QP_RETRY_CNT)
-		qp->s_retry = attr->retry_cnt;
+		qp->comp.retry = attr->retry_cnt;
 	if (attr_mask & IB_QP_RNR_RETRY)
-		qp->s_rnr_retry = attr->rnr_retry;
+		qp->comp.rnr_retry = attr->rnr_retry;
 	softrvt_qp_set_state(qp, new);
 	/* The engine raises SQ_DRAINED once the WQE in flight is done. */
 	qp->s_draining = new == IB_QPS_SQD && cur != IB_QPS_SQD;

@@ -106,20 +106,20 @@ static u32 softrvt_wqe_npkts(const struct softrvt_swqe *wqe)
 /* Whether a new READ or atomic request would exceed max_rd_atomic. */
 static bool softrvt_req_rd_full(const struct softrvt_qp *qp)
 {
-	return qp->s_rd_count >= max_t(u32, qp->attr.max_rd_atomic, 1);
+	return qp->req.rd_count >= max_t(u32, qp->attr.max_rd_atomic, 1);
 }
 
 /* A new READ or atomic request went out; @lpsn is its last answer's. */
 static void softrvt_req_rd_sent(struct softrvt_qp *qp, u32 lpsn)
 {
-	qp->s_rd_lpsn[(qp->s_rd_first + qp->s_rd_count) % SOFTRVT_MAX_RD_ATOMIC] =
+	qp->req.rd_lpsn[(qp->req.rd_first + qp->req.rd_count) % SOFTRVT_MAX_RD_ATOMIC] =
 		lpsn;
-	qp->s_rd_count++;
+	qp->req.rd_count++;
 }
 
 /**
  * softrvt_req_rd_retire - forget the READ and atomic requests answered
- * @qp: the RC requester, whose s_acked_psn moved
+ * @qp: the RC requester, whose comp.acked_psn moved
  *
  * A request holds a resource at the responder until its last answer is
  * sent, hence at least until that answer is in: going back to resend
@@ -127,18 +127,18 @@ static void softrvt_req_rd_sent(struct softrvt_qp *qp, u32 lpsn)
  */
 void softrvt_req_rd_retire(struct softrvt_qp *qp)
 {
-	while (qp->s_rd_count &&
-	       softrvt_psn_cmp(qp->s_rd_lpsn[qp->s_rd_first],
-			       qp->s_acked_psn) <= 0) {
-		qp->s_rd_first = (qp->s_rd_first + 1) % SOFTRVT_MAX_RD_ATOMIC;
-		qp->s_rd_count--;
+	while (qp->req.rd_count &&
+	       softrvt_psn_cmp(qp->req.rd_lpsn[qp->req.rd_first],
+			       qp->comp.acked_psn) <= 0) {
+		qp->req.rd_first = (qp->req.rd_first + 1) % SOFTRVT_MAX_RD_ATOMIC;
+		qp->req.rd_count--;
 	}
 }
 
 /* Whether a request at @psn is sent for the first time. */
 static bool softrvt_req_psn_is_new(const struct softrvt_qp *qp, u32 psn)
 {
-	return softrvt_psn_cmp(psn, qp->s_max_psn) >= 0;
+	return softrvt_psn_cmp(psn, qp->req.max_psn) >= 0;
 }
 
 /*
@@ -277,10 +277,10 @@ static u32 softrvt_req_build(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u8
 		p += sizeof(__be32);
 	}
 
-	if (softrvt_psn_cmp(psn, qp->s_max_psn) < 0 &&
+	if (softrvt_psn_cmp(psn, qp->req.max_psn) < 0 &&
 	    softrvt_is_rc_req(qp->ibqp.qp_type)) {
 		softrvt_qp_count(qp, SOFTRVT_CNT_RETRANSMITS, 1);
-		trace_softrvt_retransmit(qp, opcode, psn, qp->s_resend_why);
+		trace_softrvt_retransmit(qp, opcode, psn, qp->req.resend_why);
 	}
 	return p - start;
 }
@@ -346,7 +346,7 @@ static int softrvt_req_sge(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u32 
  *	answers
  *
  * A UC message may be 2 GiB, millions of packets: it is sent from
- * s_cur_off on, as far as @budget lets, and the engine's next run sends
+ * req.cur_off on, as far as @budget lets, and the engine's next run sends
  * the rest.  Its packets are cut at the MTU of its first one.
  *
  * Return: SOFTRVT_RUC_DONE once the WQE is sent or failed, SOFTRVT_RUC_MORE when
@@ -357,7 +357,7 @@ enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 						    struct softrvt_budget *budget,
 						    enum ib_wc_status *status)
 {
-	u32 off = qp->s_cur_off;
+	u32 off = qp->req.cur_off;
 	bool more;
 
 	*status = IB_WC_SUCCESS;
@@ -378,20 +378,20 @@ enum softrvt_ruc_result softrvt_req_send_unreliable(struct softrvt_qp *qp,
 					       off + len == wqe->length);
 
 		/* A packet the network drops is lost, as on the wire. */
-		softrvt_req_packet(qp, wqe, opcode, qp->s_psn, off, len, false,
+		softrvt_req_packet(qp, wqe, opcode, qp->req.psn, off, len, false,
 				   &qp->s_sge, wqe->length - off);
-		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
+		qp->req.psn = softrvt_psn_add(qp->req.psn, 1);
 		off += len;
 		more = softrvt_budget_spend(budget, 1, len);
 	} while (off < wqe->length && more);
 	softrvt_sge_state_release(&qp->s_sge);
-	qp->s_cur_off = off;
+	qp->req.cur_off = off;
 	return off < wqe->length ? SOFTRVT_RUC_MORE : SOFTRVT_RUC_DONE;
 }
 
 static bool softrvt_req_outstanding(const struct softrvt_qp *qp)
 {
-	return qp->s_tail != qp->s_cur || qp->s_cur_off;
+	return qp->s_tail != qp->req.cur || qp->req.cur_off;
 }
 
 /**
@@ -404,7 +404,7 @@ static bool softrvt_req_outstanding(const struct softrvt_qp *qp)
  */
 void softrvt_req_stop(struct softrvt_qp *qp, u32 i)
 {
-	qp->s_stop = i;
+	qp->req.stop = i;
 	set_bit(SOFTRVT_S_STOPPED, &qp->s_flags);
 }
 
@@ -419,13 +419,13 @@ static bool softrvt_req_at_stop(struct softrvt_qp *qp)
 {
 	if (!test_bit(SOFTRVT_S_STOPPED, &qp->s_flags))
 		return false;
-	if (qp->s_cur == qp->s_stop) {
+	if (qp->req.cur == qp->req.stop) {
 		/* Passed, so that softrvt_comp_advance() completes it in order. */
-		qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
-		qp->s_cur_off = 0;
+		qp->req.cur = softrvt_sq_next(qp, qp->req.cur);
+		qp->req.cur_off = 0;
 		return true;
 	}
-	return softrvt_sq_dist(qp, qp->s_cur) > softrvt_sq_dist(qp, qp->s_stop);
+	return softrvt_sq_dist(qp, qp->req.cur) > softrvt_sq_dist(qp, qp->req.stop);
 }
 
 /**
@@ -442,30 +442,30 @@ void softrvt_req_rewind(struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why 
 	struct softrvt_swqe *wqe;
 
 	trace_softrvt_go_back(qp, psn, why);
-	qp->s_resend_why = why;
+	qp->req.resend_why = why;
 
-	while (i != qp->s_cur || qp->s_cur_off) {
+	while (i != qp->req.cur || qp->req.cur_off) {
 		wqe = softrvt_get_swqe_ptr(qp, i);
 		if (softrvt_psn_cmp(psn, wqe->lpsn) <= 0 &&
 		    softrvt_psn_cmp(psn, wqe->psn) >= 0) {
 			u64 off = (u64)((psn - wqe->psn) & SOFTRVT_PSN_MASK) *
 				  wqe->pmtu;
 
-			qp->s_cur = i;
-			qp->s_cur_off = (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+			qp->req.cur = i;
+			qp->req.cur_off = (wqe->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 					 wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) ?
 					0 : min_t(u64, off, wqe->length);
-			qp->s_psn = psn;
+			qp->req.psn = psn;
 			return;
 		}
-		if (i == qp->s_cur)
+		if (i == qp->req.cur)
 			break;
 		i = softrvt_sq_next(qp, i);
 	}
 	/* Nothing sent holds @psn: resume with what was not sent yet. */
-	qp->s_cur = i;
-	qp->s_cur_off = 0;
-	qp->s_psn = psn;
+	qp->req.cur = i;
+	qp->req.cur_off = 0;
+	qp->req.psn = psn;
 }
 
 /**
@@ -477,20 +477,20 @@ void softrvt_req_rewind(struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why 
  */
 void softrvt_req_timeout(struct softrvt_qp *qp)
 {
-	if (!softrvt_req_outstanding(qp) || qp->s_rnr_wait)
+	if (!softrvt_req_outstanding(qp) || qp->req.rnr_wait)
 		return;
 	softrvt_qp_count(qp, SOFTRVT_CNT_ACK_TIMEOUTS, 1);
-	if (!qp->s_retry) {
+	if (!qp->comp.retry) {
 		softrvt_comp_done(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
-	qp->s_retry--;
-	if (qp->s_backoff < SOFTRVT_ACK_BACKOFF_MAX)
-		qp->s_backoff++;
-	qp->s_go_back = false;
-	softrvt_req_rewind(qp, softrvt_psn_add(qp->s_acked_psn, 1),
+	qp->comp.retry--;
+	if (qp->req.backoff < SOFTRVT_ACK_BACKOFF_MAX)
+		qp->req.backoff++;
+	qp->comp.go_back = false;
+	softrvt_req_rewind(qp, softrvt_psn_add(qp->comp.acked_psn, 1),
 			   SOFTRVT_RESEND_TIMEOUT);
-	qp->s_rewound = true;
+	qp->req.rewound = true;
 }
 
 /**
@@ -502,12 +502,12 @@ void softrvt_req_timeout(struct softrvt_qp *qp)
  */
 void softrvt_req_go_back(struct softrvt_qp *qp)
 {
-	if (!qp->s_go_back)
+	if (!qp->comp.go_back)
 		return;
-	qp->s_go_back = false;
-	softrvt_req_rewind(qp, softrvt_psn_add(qp->s_acked_psn, 1),
-			   qp->s_go_back_why);
-	qp->s_rewound = true;
+	qp->comp.go_back = false;
+	softrvt_req_rewind(qp, softrvt_psn_add(qp->comp.acked_psn, 1),
+			   qp->comp.go_back_why);
+	qp->req.rewound = true;
 }
 
 /**
@@ -518,9 +518,9 @@ void softrvt_req_go_back(struct softrvt_qp *qp)
  */
 void softrvt_req_arm_ack_timer(struct softrvt_qp *qp)
 {
-	qp->s_ack_deadline = jiffies + (softrvt_ack_timeout(qp->attr.timeout) <<
-					qp->s_backoff);
-	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
+	qp->req.ack_deadline = jiffies + (softrvt_ack_timeout(qp->attr.timeout) <<
+					qp->req.backoff);
+	mod_timer(&qp->ack_timer, qp->req.ack_deadline);
 }
 
 /**
@@ -534,9 +534,9 @@ void softrvt_req_arm_ack_timer(struct softrvt_qp *qp)
  */
 bool softrvt_req_ack_timer_due(struct softrvt_qp *qp)
 {
-	if (time_after_eq(jiffies, qp->s_ack_deadline))
+	if (time_after_eq(jiffies, qp->req.ack_deadline))
 		return true;
-	mod_timer(&qp->ack_timer, qp->s_ack_deadline);
+	mod_timer(&qp->ack_timer, qp->req.ack_deadline);
 	return false;
 }
 
@@ -552,7 +552,7 @@ void softrvt_ack_timer_fn(struct timer_list *t)
 	softrvt_schedule_send(qp);
 }
 
-/* Start the WQE at s_cur: its PSNs, or a local error found now. */
+/* Start the WQE at req.cur: its PSNs, or a local error found now. */
 static void softrvt_req_start_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
 {
 	/*
@@ -560,8 +560,8 @@ static void softrvt_req_start_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wq
 	 * completes, whatever happens to the netdev's MTU meanwhile.
 	 */
 	wqe->pmtu = softrvt_qp_mtu(qp);
-	wqe->psn = qp->s_psn;
-	wqe->lpsn = softrvt_psn_add(qp->s_psn, softrvt_wqe_npkts(wqe) - 1);
+	wqe->psn = qp->req.psn;
+	wqe->lpsn = softrvt_psn_add(qp->req.psn, softrvt_wqe_npkts(wqe) - 1);
 	wqe->wire_status = IB_WC_SUCCESS;
 	if (softrvt_wqe_is_rd_atomic(wqe) && !qp->attr.max_rd_atomic)
 		wqe->wire_status = IB_WC_LOC_QP_OP_ERR;
@@ -574,7 +574,7 @@ static void softrvt_req_start_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wq
 }
 
 /*
- * Execute the REG_MR, LOCAL_INV or BIND_MW at s_cur, once.  It takes no
+ * Execute the REG_MR, LOCAL_INV or BIND_MW at req.cur, once.  It takes no
  * PSN and completes in order once what precedes it is acknowledged.
  * LOCAL_INV first waits for the WQEs before it to complete (the IB spec's
  * local invalidate fence, which rxe makes mandatory too): one of them sent
@@ -586,20 +586,20 @@ static void softrvt_req_start_wqe(struct softrvt_qp *qp, struct softrvt_swqe *wq
 static bool softrvt_req_local_op(struct softrvt_qp *qp, struct softrvt_swqe *wqe)
 {
 	if (!wqe->local_done) {
-		if (wqe->opcode == IB_WR_LOCAL_INV && qp->s_tail != qp->s_cur) {
+		if (wqe->opcode == IB_WR_LOCAL_INV && qp->s_tail != qp->req.cur) {
 			/* Those all in complete now: nothing else would. */
 			softrvt_comp_advance(qp);
-			if (qp->s_tail != qp->s_cur)
+			if (qp->s_tail != qp->req.cur)
 				return false;
 		}
-		wqe->psn = qp->s_psn;
-		wqe->lpsn = softrvt_psn_add(qp->s_psn, SOFTRVT_PSN_MASK);
+		wqe->psn = qp->req.psn;
+		wqe->lpsn = softrvt_psn_add(qp->req.psn, SOFTRVT_PSN_MASK);
 		wqe->wire_status = softrvt_local_op(qp, wqe);
 		if (wqe->wire_status != IB_WC_SUCCESS)
-			softrvt_req_stop(qp, qp->s_cur);
+			softrvt_req_stop(qp, qp->req.cur);
 	}
-	qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
-	qp->s_cur_off = 0;
+	qp->req.cur = softrvt_sq_next(qp, qp->req.cur);
+	qp->req.cur_off = 0;
 	return true;
 }
 
@@ -610,29 +610,29 @@ enum softrvt_req_sent {
 };
 
 /*
- * Ask for the next chunk of the READ at s_cur.  A chunk is asked only
+ * Ask for the next chunk of the READ at req.cur.  A chunk is asked only
  * whole within the window, so that each of its responses has a bit in
- * s_rd_seen; after going back, the responses already in are skipped.
+ * comp.rd_seen; after going back, the responses already in are skipped.
  */
 static enum softrvt_req_sent softrvt_req_send_read(struct softrvt_qp *qp,
 						   struct softrvt_swqe *wqe)
 {
-	u32 window_end = softrvt_psn_add(qp->s_acked_psn, SOFTRVT_MAX_INFLIGHT);
+	u32 window_end = softrvt_psn_add(qp->comp.acked_psn, SOFTRVT_MAX_INFLIGHT);
 	u32 mtu = wqe->pmtu;
-	u32 off = qp->s_cur_off;
-	u32 psn = qp->s_psn;
+	u32 off = qp->req.cur_off;
+	u32 psn = qp->req.psn;
 	u32 pkts, len;
 
 	while (off < wqe->length &&
-	       (softrvt_psn_cmp(psn, qp->s_acked_psn) <= 0 ||
-		softrvt_psn_map_test(qp->s_rd_seen, qp->s_acked_psn, psn))) {
+	       (softrvt_psn_cmp(psn, qp->comp.acked_psn) <= 0 ||
+		softrvt_psn_map_test(qp->comp.rd_seen, qp->comp.acked_psn, psn))) {
 		off += min(mtu, wqe->length - off);
 		psn = softrvt_psn_add(psn, 1);
 	}
 	/* Skipped responses stay skipped while the window is full. */
-	if (off != qp->s_cur_off) {
-		qp->s_cur_off = off;
-		qp->s_psn = psn;
+	if (off != qp->req.cur_off) {
+		qp->req.cur_off = off;
+		qp->req.psn = psn;
 	}
 	/*
 	 * Chunks keep their first transmission's boundaries when resent
@@ -654,16 +654,16 @@ static enum softrvt_req_sent softrvt_req_send_read(struct softrvt_qp *qp,
 		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
 				   psn, off, 0, true, NULL, len);
 	/* The responses take a PSN each. */
-	qp->s_psn = softrvt_psn_add(psn, pkts);
-	qp->s_cur_off = off + len;
-	return qp->s_cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
+	qp->req.psn = softrvt_psn_add(psn, pkts);
+	qp->req.cur_off = off + len;
+	return qp->req.cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
 					      SOFTRVT_REQ_WQE_PART;
 }
 
 static bool softrvt_req_ackreq(const struct softrvt_qp *qp, bool last, u32 window_end)
 {
-	return last || !(qp->s_psn % SOFTRVT_ACKREQ_EVERY) ||
-	       softrvt_psn_add(qp->s_psn, 1) == window_end;
+	return last || !(qp->req.psn % SOFTRVT_ACKREQ_EVERY) ||
+	       softrvt_psn_add(qp->req.psn, 1) == window_end;
 }
 
 /*
@@ -682,7 +682,7 @@ static u32 softrvt_req_pkt_len(struct softrvt_qp *qp, struct softrvt_swqe *wqe, 
 }
 
 /*
- * How many packets of the WQE at s_cur, from s_cur_off on, one train
+ * How many packets of the WQE at req.cur, from req.cur_off on, one train
  * carries, and in @bytes their length: as many as the window and @lim
  * let (softrvt_train_take()).
  */
@@ -690,7 +690,7 @@ static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wq
 				  const struct softrvt_train_limit *lim,
 				  u32 window_end, u32 seg_len, u32 *bytes)
 {
-	u32 off = qp->s_cur_off, psn = qp->s_psn, n = 0;
+	u32 off = qp->req.cur_off, psn = qp->req.psn, n = 0;
 
 	*bytes = 0;
 	while (off < wqe->length && softrvt_psn_cmp(psn, window_end) < 0) {
@@ -708,7 +708,7 @@ static u32 softrvt_req_train_pkts(struct softrvt_qp *qp, struct softrvt_swqe *wq
 }
 
 /*
- * Send packets of the WQE at s_cur from s_cur_off on as one train
+ * Send packets of the WQE at req.cur from req.cur_off on as one train
  * (softrvt_xmit_train()).  Returns whether it did: false when the path takes
  * no trains, or fewer than two packets would go in one.
  */
@@ -716,7 +716,7 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 				   const struct softrvt_train_limit *lim,
 				   u32 window_end)
 {
-	u32 seg_len = softrvt_req_pkt_len(qp, wqe, qp->s_cur_off);
+	u32 seg_len = softrvt_req_pkt_len(qp, wqe, qp->req.cur_off);
 	u32 bytes, n, i;
 	struct sk_buff *skb;
 	u8 *p;
@@ -729,7 +729,7 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 		return false;
 	p = skb->data;
 	for (i = 0; i < n; i++) {
-		u32 off = qp->s_cur_off;
+		u32 off = qp->req.cur_off;
 		u32 len = min(wqe->pmtu, wqe->length - off);
 		bool last = off + len == wqe->length;
 		u8 opcode = softrvt_req_opcode(qp, wqe, !off, last);
@@ -737,12 +737,12 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 
 		/* softrvt_req_pkt_len() found the layout of each. */
 		softrvt_opcode_info(opcode, &mask);
-		p += softrvt_req_build(qp, wqe, opcode, mask, qp->s_psn, off, len,
+		p += softrvt_req_build(qp, wqe, opcode, mask, qp->req.psn, off, len,
 				       softrvt_req_ackreq(qp, last, window_end),
 				       wqe->length - off, p);
 		p += softrvt_put_payload(p, &qp->s_sge, len) + SOFTRVT_ICRC_BYTES;
-		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
-		qp->s_cur_off = off + len;
+		qp->req.psn = softrvt_psn_add(qp->req.psn, 1);
+		qp->req.cur_off = off + len;
 	}
 	softrvt_xmit_train(qp, &qp->s_av, &qp->s_dst_cache,
 			   softrvt_req_sport(qp, &qp->s_av, qp->attr.dest_qp_num), skb,
@@ -750,63 +750,63 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 	return true;
 }
 
-/* Send the WQE at s_cur from s_cur_off on, as far as the window lets. */
+/* Send the WQE at req.cur from req.cur_off on, as far as the window lets. */
 static enum softrvt_req_sent softrvt_req_send_wqe(struct softrvt_qp *qp,
 						  struct softrvt_swqe *wqe)
 {
-	u32 window_end = softrvt_psn_add(qp->s_acked_psn, SOFTRVT_MAX_INFLIGHT);
+	u32 window_end = softrvt_psn_add(qp->comp.acked_psn, SOFTRVT_MAX_INFLIGHT);
 	struct softrvt_train_limit lim = {};
 	u32 mtu = wqe->pmtu;
 
 	if (wqe->opcode == IB_WR_RDMA_READ)
 		return softrvt_req_send_read(qp, wqe);
 	if (softrvt_wqe_is_rd_atomic(wqe)) {
-		if (softrvt_req_psn_is_new(qp, qp->s_psn)) {
+		if (softrvt_req_psn_is_new(qp, qp->req.psn)) {
 			if (softrvt_req_rd_full(qp))
 				return SOFTRVT_REQ_WINDOW_FULL;
-			softrvt_req_rd_sent(qp, qp->s_psn);
+			softrvt_req_rd_sent(qp, qp->req.psn);
 		}
 		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
-				   qp->s_psn, 0, 0, true, NULL, 0);
-		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
+				   qp->req.psn, 0, 0, true, NULL, 0);
+		qp->req.psn = softrvt_psn_add(qp->req.psn, 1);
 		return SOFTRVT_REQ_WQE_SENT;
 	}
 	/* Its RETH carries the range; it sends nothing of its own. */
 	if (wqe->opcode == IB_WR_FLUSH) {
 		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, true, true),
-				   qp->s_psn, 0, 0, true, NULL, wqe->length);
-		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
+				   qp->req.psn, 0, 0, true, NULL, wqe->length);
+		qp->req.psn = softrvt_psn_add(qp->req.psn, 1);
 		return SOFTRVT_REQ_WQE_SENT;
 	}
-	if (softrvt_req_sge(qp, wqe, qp->s_cur_off)) {
+	if (softrvt_req_sge(qp, wqe, qp->req.cur_off)) {
 		/* The list was fine when the WQE started: an MR went away. */
 		wqe->wire_status = IB_WC_LOC_PROT_ERR;
 		return SOFTRVT_REQ_WQE_SENT;
 	}
-	if (wqe->length - qp->s_cur_off > mtu)
+	if (wqe->length - qp->req.cur_off > mtu)
 		softrvt_train_limit(qp, &qp->s_av, &qp->s_dst_cache, &lim);
 	do {
-		u32 off = qp->s_cur_off;
+		u32 off = qp->req.cur_off;
 		u32 len = min(mtu, wqe->length - off);
 		bool last = off + len == wqe->length;
 
 		if (!last && lim.bytes &&
 		    softrvt_req_send_train(qp, wqe, &lim, window_end)) {
-			if (qp->s_cur_off == wqe->length)
+			if (qp->req.cur_off == wqe->length)
 				break;
 			continue;
 		}
 		softrvt_req_packet(qp, wqe, softrvt_req_opcode(qp, wqe, !off, last),
-				   qp->s_psn, off, len,
+				   qp->req.psn, off, len,
 				   softrvt_req_ackreq(qp, last, window_end), &qp->s_sge,
 				   wqe->length - off);
-		qp->s_psn = softrvt_psn_add(qp->s_psn, 1);
-		qp->s_cur_off = off + len;
+		qp->req.psn = softrvt_psn_add(qp->req.psn, 1);
+		qp->req.cur_off = off + len;
 		if (last)
 			break;
-	} while (softrvt_psn_cmp(qp->s_psn, window_end) < 0);
+	} while (softrvt_psn_cmp(qp->req.psn, window_end) < 0);
 	softrvt_sge_state_release(&qp->s_sge);
-	return qp->s_cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
+	return qp->req.cur_off == wqe->length ? SOFTRVT_REQ_WQE_SENT :
 					      SOFTRVT_REQ_WQE_PART;
 }
 
@@ -832,26 +832,26 @@ bool softrvt_req_send_rc(struct softrvt_qp *qp)
 		head = qp->s_head;
 		spin_unlock_irq(&qp->s_lock);
 
-		if (qp->s_rnr_wait || qp->s_cur == head ||
+		if (qp->req.rnr_wait || qp->req.cur == head ||
 		    softrvt_req_at_stop(qp))
 			break;
 		/* SQD: finish what was started, start nothing new. */
 		if (state != IB_QPS_RTS &&
-		    !(state == IB_QPS_SQD && qp->s_cur_off))
+		    !(state == IB_QPS_SQD && qp->req.cur_off))
 			break;
-		if (softrvt_psn_cmp(qp->s_psn, softrvt_psn_add(qp->s_acked_psn,
-							       SOFTRVT_MAX_INFLIGHT)) >= 0) {
+		if (softrvt_psn_cmp(qp->req.psn, softrvt_psn_add(qp->comp.acked_psn,
+								 SOFTRVT_MAX_INFLIGHT)) >= 0) {
 			full = true;
 			break;
 		}
-		wqe = softrvt_get_swqe_ptr(qp, qp->s_cur);
+		wqe = softrvt_get_swqe_ptr(qp, qp->req.cur);
 		if (softrvt_wqe_is_local_op(wqe)) {
 			if (!softrvt_req_local_op(qp, wqe))
 				break;
 			continue;
 		}
 		/* Resent from its start, it keeps its PSNs and its MTU. */
-		if (!qp->s_cur_off && softrvt_req_psn_is_new(qp, qp->s_psn))
+		if (!qp->req.cur_off && softrvt_req_psn_is_new(qp, qp->req.psn))
 			softrvt_req_start_wqe(qp, wqe);
 		if (wqe->wire_status != IB_WC_SUCCESS) {
 			/*
@@ -860,9 +860,9 @@ bool softrvt_req_send_rc(struct softrvt_qp *qp)
 			 * it is sent: the QP is going to ERR.
 			 */
 			wqe->lpsn = softrvt_psn_add(wqe->psn, SOFTRVT_PSN_MASK);
-			softrvt_req_stop(qp, qp->s_cur);
-			qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
-			qp->s_cur_off = 0;
+			softrvt_req_stop(qp, qp->req.cur);
+			qp->req.cur = softrvt_sq_next(qp, qp->req.cur);
+			qp->req.cur_off = 0;
 			break;
 		}
 		/* Each READ chunk and atomic counts against max_rd_atomic. */
@@ -872,13 +872,13 @@ bool softrvt_req_send_rc(struct softrvt_qp *qp)
 			break;
 		}
 		if (sent == SOFTRVT_REQ_WQE_SENT) {
-			qp->s_cur = softrvt_sq_next(qp, qp->s_cur);
-			qp->s_cur_off = 0;
+			qp->req.cur = softrvt_sq_next(qp, qp->req.cur);
+			qp->req.cur_off = 0;
 		}
-		if (softrvt_psn_cmp(qp->s_psn, qp->s_max_psn) > 0)
-			qp->s_max_psn = qp->s_psn;
+		if (softrvt_psn_cmp(qp->req.psn, qp->req.max_psn) > 0)
+			qp->req.max_psn = qp->req.psn;
 	}
-	if (softrvt_req_outstanding(qp) && !qp->s_rnr_wait &&
+	if (softrvt_req_outstanding(qp) && !qp->req.rnr_wait &&
 	    !timer_pending(&qp->ack_timer))
 		softrvt_req_arm_ack_timer(qp);
 	return full;

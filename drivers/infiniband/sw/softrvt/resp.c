@@ -141,7 +141,7 @@ static int softrvt_resp_answer_msn(struct softrvt_qp *qp, u8 opcode, u32 psn,
 static int softrvt_resp_answer(struct softrvt_qp *qp, u8 opcode, u32 psn,
 			       u8 syndrome, u32 len, const u64 *orig)
 {
-	return softrvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->r_msn, len,
+	return softrvt_resp_answer_msn(qp, opcode, psn, syndrome, qp->resp.msn, len,
 				       orig);
 }
 
@@ -152,7 +152,7 @@ static int softrvt_resp_answer(struct softrvt_qp *qp, u8 opcode, u32 psn,
  */
 static int softrvt_resp_ack(struct softrvt_qp *qp, u8 syndrome, u32 psn)
 {
-	trace_softrvt_ack_sent(qp, psn, syndrome, qp->r_msn);
+	trace_softrvt_ack_sent(qp, psn, syndrome, qp->resp.msn);
 	return softrvt_resp_answer(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, syndrome, 0,
 				   NULL);
 }
@@ -164,11 +164,11 @@ static int softrvt_resp_ack(struct softrvt_qp *qp, u8 syndrome, u32 psn)
 void softrvt_resp_flush_ack(struct softrvt_qp *qp)
 {
 	/* It would acknowledge the READs whose responses are still due. */
-	if (!qp->r_ack_pending || qp->r_read_pending)
+	if (!qp->resp.ack_pending || qp->resp.read_pending)
 		return;
 	if (!softrvt_resp_ack(qp, SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
-			      softrvt_psn_add(qp->r_psn, SOFTRVT_PSN_MASK)))
-		qp->r_ack_pending = false;
+			      softrvt_psn_add(qp->resp.psn, SOFTRVT_PSN_MASK)))
+		qp->resp.ack_pending = false;
 }
 
 /**
@@ -177,16 +177,16 @@ void softrvt_resp_flush_ack(struct softrvt_qp *qp)
  */
 void softrvt_resp_reset(struct softrvt_qp *qp)
 {
-	qp->r_msn = 0;
-	qp->r_nak_sent = false;
-	qp->r_ack_pending = false;
-	qp->r_in_msg = false;
-	qp->r_has_rwqe = false;
-	memset(qp->r_atomic, 0, sizeof(qp->r_atomic));
-	memset(qp->r_read, 0, sizeof(qp->r_read));
-	qp->r_read_next = 0;
-	qp->r_read_pending = 0;
-	qp->r_read_held = 0;
+	qp->resp.msn = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.ack_pending = false;
+	qp->resp.in_msg = false;
+	qp->resp.has_rwqe = false;
+	memset(qp->resp.atomic, 0, sizeof(qp->resp.atomic));
+	memset(qp->resp.read, 0, sizeof(qp->resp.read));
+	qp->resp.read_next = 0;
+	qp->resp.read_pending = 0;
+	qp->resp.read_held = 0;
 }
 
 /* Complete the WQE held; an XRC SRQ gone meanwhile takes it with it. */
@@ -199,7 +199,7 @@ static void softrvt_resp_recv_done(struct softrvt_qp *qp, enum ib_wc_status stat
 	wc->status = status;
 	wc->qp = &qp->ibqp;
 	wc->port_num = 1;
-	qp->r_has_rwqe = false;
+	qp->resp.has_rwqe = false;
 	if (cq)
 		softrvt_cq_enter(cq, wc, solicited || status != IB_WC_SUCCESS);
 }
@@ -241,11 +241,11 @@ void softrvt_resp_flush(struct softrvt_qp *qp)
 {
 	bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 
-	qp->r_in_msg = false;
-	if (!qp->r_has_rwqe)
+	qp->resp.in_msg = false;
+	if (!qp->resp.has_rwqe)
 		return;
 	if (xrc)
-		softrvt_resp_xrc_enter(qp, qp->r_xrc_srqn);
+		softrvt_resp_xrc_enter(qp, qp->resp.xrc_srqn);
 	softrvt_resp_recv_error(qp, IB_WC_WR_FLUSH_ERR);
 	if (xrc)
 		softrvt_resp_xrc_leave(qp);
@@ -256,16 +256,16 @@ static int softrvt_resp_take_rwqe(struct softrvt_qp *qp)
 {
 	int ret;
 
-	if (qp->r_has_rwqe)
+	if (qp->resp.has_rwqe)
 		return 0;
 	ret = softrvt_get_rwqe(qp, qp->r_wqe);
 	if (!ret)
-		qp->r_has_rwqe = true;
+		qp->resp.has_rwqe = true;
 	return ret;
 }
 
 /*
- * A SEND packet's payload, r_len bytes into the receive WQE.
+ * A SEND packet's payload, resp.len bytes into the receive WQE.
  * Return: 0, -ENOENT without a receive WQE, or a NAK code.
  */
 static int softrvt_resp_send_payload(struct softrvt_qp *qp, struct sk_buff *skb,
@@ -283,19 +283,19 @@ static int softrvt_resp_send_payload(struct softrvt_qp *qp, struct sk_buff *skb,
 		softrvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
 		return SOFTRVT_NAK_REM_OP;
 	}
-	if (qp->r_sge.total_len - qp->r_len < len) {
+	if (qp->r_sge.total_len - qp->resp.len < len) {
 		softrvt_sge_state_release(&qp->r_sge);
 		softrvt_resp_recv_error(qp, IB_WC_LOC_LEN_ERR);
 		return SOFTRVT_NAK_INV_REQ;
 	}
-	softrvt_sge_skip(&qp->r_sge, qp->r_len);
+	softrvt_sge_skip(&qp->r_sge, qp->resp.len);
 	softrvt_copy_skb_to_sge(&qp->r_sge, skb, off, len);
 	softrvt_sge_state_release(&qp->r_sge);
-	qp->r_len += len;
+	qp->resp.len += len;
 	return 0;
 }
 
-/* A WRITE packet's payload, r_len bytes into the RETH's region. */
+/* A WRITE packet's payload, resp.len bytes into the RETH's region. */
 static int softrvt_resp_write_payload(struct softrvt_qp *qp, struct sk_buff *skb,
 				      u32 off, u32 len)
 {
@@ -303,17 +303,17 @@ static int softrvt_resp_write_payload(struct softrvt_qp *qp, struct sk_buff *skb
 
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE))
 		return SOFTRVT_NAK_REM_ACCESS;
-	if (qp->r_dma_len - qp->r_len < len)
+	if (qp->resp.dma_len - qp->resp.len < len)
 		return SOFTRVT_NAK_INV_REQ;
 	if (!len)
 		return 0;
-	if (softrvt_rkey_lookup(qp, qp->r_rkey, qp->r_va + qp->r_len, len,
+	if (softrvt_rkey_lookup(qp, qp->resp.rkey, qp->resp.va + qp->resp.len, len,
 				IB_ACCESS_REMOTE_WRITE, &mr))
 		return SOFTRVT_NAK_REM_ACCESS;
-	softrvt_sge_state_init_one(&qp->r_sge, mr, qp->r_va + qp->r_len, len);
+	softrvt_sge_state_init_one(&qp->r_sge, mr, qp->resp.va + qp->resp.len, len);
 	softrvt_copy_skb_to_sge(&qp->r_sge, skb, off, len);
 	softrvt_sge_state_release(&qp->r_sge);
-	qp->r_len += len;
+	qp->resp.len += len;
 	return 0;
 }
 
@@ -332,13 +332,13 @@ static void softrvt_resp_fatal(struct softrvt_qp *qp, u32 psn, int nak)
 	if (softrvt_is_rc_resp(qp->ibqp.qp_type)) {
 		softrvt_qp_count(qp, SOFTRVT_CNT_ERR_NAKS_SENT, 1);
 		softrvt_resp_ack(qp, SOFTRVT_AETH_NAK | nak, psn);
-		qp->r_ack_pending = false;
+		qp->resp.ack_pending = false;
 	}
 	/*
 	 * The receive a WRITE with immediate took: an rkey the WRITE may not
 	 * use is its "Local Access Error" (IBA 11.6.2).
 	 */
-	if (qp->r_has_rwqe)
+	if (qp->resp.has_rwqe)
 		softrvt_resp_recv_error(qp, nak == SOFTRVT_NAK_REM_ACCESS ?
 					IB_WC_LOC_ACCESS_ERR :
 					IB_WC_REM_INV_REQ_ERR);
@@ -348,7 +348,7 @@ static void softrvt_resp_fatal(struct softrvt_qp *qp, u32 psn, int nak)
 /* Slot of the READ taken @back places before the next one. */
 static u32 softrvt_read_slot(const struct softrvt_qp *qp, u32 back)
 {
-	return (qp->r_read_next + SOFTRVT_MAX_RD_ATOMIC - back) % SOFTRVT_MAX_RD_ATOMIC;
+	return (qp->resp.read_next + SOFTRVT_MAX_RD_ATOMIC - back) % SOFTRVT_MAX_RD_ATOMIC;
 }
 
 /* Owe the responses of @e from @off to @end (a pass owes at least one). */
@@ -370,9 +370,9 @@ static void softrvt_read_forget(struct softrvt_qp *qp)
 	u32 i;
 
 	for (i = 0; i < SOFTRVT_MAX_RD_ATOMIC; i++)
-		qp->r_read[i].due = false;
-	qp->r_read_pending = 0;
-	qp->r_read_held = 0;
+		qp->resp.read[i].due = false;
+	qp->resp.read_pending = 0;
+	qp->resp.read_held = 0;
 }
 
 /*
@@ -395,7 +395,7 @@ static int softrvt_resp_read_take(struct softrvt_qp *qp, u32 psn,
 	u64 npkts;
 
 	if (!qp->attr.max_dest_rd_atomic ||
-	    qp->r_read_held >= qp->attr.max_dest_rd_atomic ||
+	    qp->resp.read_held >= qp->attr.max_dest_rd_atomic ||
 	    len > SOFTRVT_MAX_MSG_SZ)
 		return SOFTRVT_NAK_INV_REQ;
 	if (!(qp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
@@ -407,7 +407,7 @@ static int softrvt_resp_read_take(struct softrvt_qp *qp, u32 psn,
 			return SOFTRVT_NAK_REM_ACCESS;
 		softrvt_put_mr(mr);
 	}
-	e = &qp->r_read[qp->r_read_next];
+	e = &qp->resp.read[qp->resp.read_next];
 	e->va = va;
 	e->rkey = rkey;
 	e->len = len;
@@ -415,14 +415,14 @@ static int softrvt_resp_read_take(struct softrvt_qp *qp, u32 psn,
 	npkts = max_t(u64, 1, DIV_ROUND_UP_ULL(len, e->mtu));
 	e->psn = psn;
 	e->lpsn = softrvt_psn_add(psn, npkts - 1);
-	e->msn = qp->r_msn;
-	e->srqn = qp->r_xrc_srqn;
+	e->msn = qp->resp.msn;
+	e->srqn = qp->resp.xrc_srqn;
 	e->answered = false;
 	e->due = false;
 	softrvt_read_owe(e, 0, len);
-	qp->r_read_next = (qp->r_read_next + 1) % SOFTRVT_MAX_RD_ATOMIC;
-	qp->r_read_pending++;
-	qp->r_read_held++;
+	qp->resp.read_next = (qp->resp.read_next + 1) % SOFTRVT_MAX_RD_ATOMIC;
+	qp->resp.read_pending++;
+	qp->resp.read_held++;
 	*next = softrvt_psn_add(e->lpsn, 1);
 	return 0;
 }
@@ -448,11 +448,11 @@ static void softrvt_resp_read_again(struct softrvt_qp *qp, const struct softrvt_
 
 	for (back = 1; back <= qp->attr.max_dest_rd_atomic; back++) {
 		slot = softrvt_read_slot(qp, back);
-		if (!qp->r_read[slot].mtu)
+		if (!qp->resp.read[slot].mtu)
 			break;		/* never used since the reset */
-		if (softrvt_psn_cmp(psn, qp->r_read[slot].psn) >= 0 &&
-		    softrvt_psn_cmp(psn, qp->r_read[slot].lpsn) <= 0) {
-			e = &qp->r_read[slot];
+		if (softrvt_psn_cmp(psn, qp->resp.read[slot].psn) >= 0 &&
+		    softrvt_psn_cmp(psn, qp->resp.read[slot].lpsn) <= 0) {
+			e = &qp->resp.read[slot];
 			break;
 		}
 	}
@@ -473,8 +473,8 @@ static void softrvt_resp_read_again(struct softrvt_qp *qp, const struct softrvt_
 	 * Outside the pass, it starts a new one at it: the READs between
 	 * owe nothing until their own duplicates come.
 	 */
-	if (back > qp->r_read_pending)
-		qp->r_read_pending = back;
+	if (back > qp->resp.read_pending)
+		qp->resp.read_pending = back;
 }
 
 static u8 softrvt_read_resp_opcode(bool first, bool last)
@@ -613,15 +613,15 @@ bool softrvt_resp_read_answer(struct softrvt_qp *qp)
 
 	if (!softrvt_qp_state_receives(state))
 		softrvt_read_forget(qp);
-	while (qp->r_read_pending && budget > 0) {
+	while (qp->resp.read_pending && budget > 0) {
 		struct softrvt_read_res *e =
-			&qp->r_read[softrvt_read_slot(qp, qp->r_read_pending)];
+			&qp->resp.read[softrvt_read_slot(qp, qp->resp.read_pending)];
 		bool xrc = qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 		int sent;
 
 		/* Skipped by the pass: no duplicate asked for it. */
 		if (!e->due) {
-			qp->r_read_pending--;
+			qp->resp.read_pending--;
 			continue;
 		}
 
@@ -644,12 +644,12 @@ bool softrvt_resp_read_answer(struct softrvt_qp *qp)
 			e->due = false;
 			if (e->end == e->len && !e->answered) {
 				e->answered = true;
-				qp->r_read_held--;
+				qp->resp.read_held--;
 			}
-			qp->r_read_pending--;
+			qp->resp.read_pending--;
 		}
 	}
-	return qp->r_read_pending;
+	return qp->resp.read_pending;
 }
 
 /**
@@ -670,12 +670,12 @@ bool softrvt_resp_can_take(struct softrvt_qp *qp, struct sk_buff *skb)
 	struct softrvt_pkt *pkt = softrvt_pkt_of(skb);
 	int cmp;
 
-	if (!qp->r_read_pending)
+	if (!qp->resp.read_pending)
 		return true;
 	if ((pkt->opcode & 0x1f) != IB_OPCODE_RDMA_READ_REQUEST)
 		return false;
-	cmp = softrvt_psn_cmp(pkt->psn, qp->r_psn);
-	return cmp < 0 || (!cmp && qp->r_read_pending < SOFTRVT_MAX_RD_ATOMIC);
+	cmp = softrvt_psn_cmp(pkt->psn, qp->resp.psn);
+	return cmp < 0 || (!cmp && qp->resp.read_pending < SOFTRVT_MAX_RD_ATOMIC);
 }
 
 static int softrvt_resp_atomic(struct softrvt_qp *qp, u32 psn,
@@ -699,10 +699,10 @@ static int softrvt_resp_atomic(struct softrvt_qp *qp, u32 psn,
 				fetch_add ? arg : cmp, arg);
 	softrvt_put_mr(mr);
 
-	qp->r_atomic[qp->r_atomic_next].psn = psn;
-	qp->r_atomic[qp->r_atomic_next].orig = old;
-	qp->r_atomic[qp->r_atomic_next].valid = true;
-	qp->r_atomic_next = (qp->r_atomic_next + 1) % SOFTRVT_MAX_RD_ATOMIC;
+	qp->resp.atomic[qp->resp.atomic_next].psn = psn;
+	qp->resp.atomic[qp->resp.atomic_next].orig = old;
+	qp->resp.atomic[qp->resp.atomic_next].valid = true;
+	qp->resp.atomic_next = (qp->resp.atomic_next + 1) % SOFTRVT_MAX_RD_ATOMIC;
 	softrvt_resp_answer(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn,
 			    SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT, 0, &old);
 	return 0;
@@ -765,13 +765,13 @@ static void softrvt_resp_duplicate(struct softrvt_qp *qp, struct sk_buff *skb,
 	case IB_OPCODE_COMPARE_SWAP:
 	case IB_OPCODE_FETCH_ADD:
 		for (i = 0; i < SOFTRVT_MAX_RD_ATOMIC; i++) {
-			if (qp->r_atomic[i].valid &&
-			    qp->r_atomic[i].psn == pkt->psn) {
+			if (qp->resp.atomic[i].valid &&
+			    qp->resp.atomic[i].psn == pkt->psn) {
 				softrvt_resp_answer(qp,
 						    IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
 						    pkt->psn,
 						    SOFTRVT_AETH_ACK | SOFTRVT_AETH_NO_CREDIT,
-						    0, &qp->r_atomic[i].orig);
+						    0, &qp->resp.atomic[i].orig);
 				return;
 			}
 		}
@@ -787,7 +787,7 @@ static void softrvt_resp_duplicate(struct softrvt_qp *qp, struct sk_buff *skb,
 				    NULL);
 		return;
 	default:
-		qp->r_ack_pending = true;
+		qp->resp.ack_pending = true;
 		return;
 	}
 }
@@ -806,10 +806,10 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 	int ret;
 
 	if (softrvt_op_first(op)) {
-		qp->r_len = 0;
-		qp->r_msg_op = op;
-	} else if (!qp->r_in_msg ||
-		   softrvt_op_send(op) != softrvt_op_send(qp->r_msg_op)) {
+		qp->resp.len = 0;
+		qp->resp.msg_op = op;
+	} else if (!qp->resp.in_msg ||
+		   softrvt_op_send(op) != softrvt_op_send(qp->resp.msg_op)) {
 		return SOFTRVT_NAK_INV_REQ;
 	}
 	/* Every packet but the last of a message carries a full MTU. */
@@ -822,11 +822,11 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 						pkt->payload_len);
 		if (ret)
 			return ret;
-		qp->r_in_msg = !softrvt_op_last(op);
-		if (qp->r_in_msg)
+		qp->resp.in_msg = !softrvt_op_last(op);
+		if (qp->resp.in_msg)
 			return 0;
 		wc.opcode = IB_WC_RECV;
-		wc.byte_len = qp->r_len;
+		wc.byte_len = qp->resp.len;
 		/*
 		 * SEND with Invalidate: the IETH, last of the headers, names
 		 * an MR or a type 2 window of this QP's PD.  One it cannot
@@ -848,9 +848,9 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 		if (pkt->mask & SOFTRVT_HDR_RETH) {
 			const struct softrvt_reth *reth = (const void *)hdr;
 
-			qp->r_va = get_unaligned_be64(&reth->va);
-			qp->r_rkey = get_unaligned_be32(&reth->rkey);
-			qp->r_dma_len = get_unaligned_be32(&reth->len);
+			qp->resp.va = get_unaligned_be64(&reth->va);
+			qp->resp.rkey = get_unaligned_be32(&reth->rkey);
+			qp->resp.dma_len = get_unaligned_be32(&reth->len);
 		}
 		/* Take the WQE first: an RNR NAK must leave memory alone. */
 		if (imm) {
@@ -862,15 +862,15 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 						 pkt->payload_len);
 		if (ret)
 			return ret;
-		qp->r_in_msg = !softrvt_op_last(op);
-		if (qp->r_in_msg)
+		qp->resp.in_msg = !softrvt_op_last(op);
+		if (qp->resp.in_msg)
 			return 0;
-		if (qp->r_len != qp->r_dma_len)
+		if (qp->resp.len != qp->resp.dma_len)
 			return SOFTRVT_NAK_INV_REQ;
 		if (!imm)
 			return 0;
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		wc.byte_len = qp->r_dma_len;
+		wc.byte_len = qp->resp.dma_len;
 	}
 	if (pkt->mask & SOFTRVT_HDR_IMMDT) {
 		memcpy(&wc.ex.imm_data, skb->data + pkt->hdr_len - 4,
@@ -885,7 +885,7 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 /*
  * No receive WQE for the request at @psn.  As with a sequence NAK, the
  * ACK owed goes first, and the packets of the burst that follow draw
- * nothing (r_nak_sent): a second NAK for the same PSN would cost a
+ * nothing (resp.nak_sent): a second NAK for the same PSN would cost a
  * requester one of its retries (rxe counts each), and a RoCE NIC sends
  * none.  The request, when it comes again and is taken, is acknowledged.
  */
@@ -895,21 +895,21 @@ static void softrvt_resp_rnr_nak(struct softrvt_qp *qp, u32 psn)
 	softrvt_qp_count(qp, SOFTRVT_CNT_RNR_NAKS_SENT, 1);
 	if (!softrvt_resp_ack(qp, SOFTRVT_AETH_RNR_NAK |
 			      (qp->attr.min_rnr_timer & SOFTRVT_AETH_VALUE_MASK), psn))
-		qp->r_nak_sent = true;
+		qp->resp.nak_sent = true;
 }
 
 static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 			    struct softrvt_pkt *pkt)
 {
 	const u8 *hdr = skb->data + softrvt_ext_hdr_off(pkt->mask);
-	int diff = softrvt_psn_cmp(pkt->psn, qp->r_psn);
+	int diff = softrvt_psn_cmp(pkt->psn, qp->resp.psn);
 	u8 op = pkt->opcode & 0x1f;
 	u32 next = softrvt_psn_add(pkt->psn, 1);
 	int ret;
 
 	if (diff > 0) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_PSN, pkt);
-		if (!qp->r_nak_sent) {
+		if (!qp->resp.nak_sent) {
 			/*
 			 * The ACK owed goes first: the NAK implies it, but a
 			 * requester may count retries until it sees an ACK.
@@ -917,8 +917,8 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 			softrvt_resp_flush_ack(qp);
 			softrvt_qp_count(qp, SOFTRVT_CNT_SEQ_NAKS_SENT, 1);
 			if (!softrvt_resp_ack(qp, SOFTRVT_AETH_NAK | SOFTRVT_NAK_PSN_SEQ,
-					      qp->r_psn))
-				qp->r_nak_sent = true;
+					      qp->resp.psn))
+				qp->resp.nak_sent = true;
 		}
 		return;
 	}
@@ -932,7 +932,7 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 	 * error (or a forgery from its path).
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT &&
-	    (!qp->r_xsrq || pkt->srqn != qp->r_xrc_srqn)) {
+	    (!qp->r_xsrq || pkt->srqn != qp->resp.xrc_srqn)) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_XRC_SRQ, pkt);
 		softrvt_resp_fatal(qp, pkt->psn, SOFTRVT_NAK_INV_REQ);
 		return;
@@ -940,28 +940,28 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 
 	switch (op) {
 	case IB_OPCODE_RDMA_READ_REQUEST:
-		ret = qp->r_in_msg ? SOFTRVT_NAK_INV_REQ :
+		ret = qp->resp.in_msg ? SOFTRVT_NAK_INV_REQ :
 		      softrvt_resp_read_take(qp, pkt->psn,
 					     (const struct softrvt_reth *)hdr, &next);
 		/* The responses acknowledge what came before. */
 		if (!ret)
-			qp->r_ack_pending = false;
+			qp->resp.ack_pending = false;
 		break;
 	case IB_OPCODE_COMPARE_SWAP:
 	case IB_OPCODE_FETCH_ADD:
-		ret = qp->r_in_msg ? SOFTRVT_NAK_INV_REQ :
+		ret = qp->resp.in_msg ? SOFTRVT_NAK_INV_REQ :
 		      softrvt_resp_atomic(qp, pkt->psn,
 					  (const struct softrvt_atmeth *)hdr,
 					  op == IB_OPCODE_FETCH_ADD);
 		if (!ret)
-			qp->r_ack_pending = false;
+			qp->resp.ack_pending = false;
 		break;
 	case IB_OPCODE_FLUSH:
 	case IB_OPCODE_ATOMIC_WRITE:
-		ret = qp->r_in_msg ? SOFTRVT_NAK_INV_REQ :
+		ret = qp->resp.in_msg ? SOFTRVT_NAK_INV_REQ :
 		      softrvt_resp_placement(qp, skb, pkt);
 		if (!ret)
-			qp->r_ack_pending = false;
+			qp->resp.ack_pending = false;
 		break;
 	default:
 		ret = softrvt_resp_message(qp, skb, pkt);
@@ -978,8 +978,8 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 		 * Without this ACK the retries run out although every burst
 		 * moved the message on.
 		 */
-		if (!ret && (pkt->ackreq || qp->r_nak_sent))
-			qp->r_ack_pending = true;
+		if (!ret && (pkt->ackreq || qp->resp.nak_sent))
+			qp->resp.ack_pending = true;
 		break;
 	}
 	if (ret) {
@@ -989,9 +989,9 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 	if (softrvt_op_last(op) || op == IB_OPCODE_RDMA_READ_REQUEST ||
 	    op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD ||
 	    op == IB_OPCODE_FLUSH || op == IB_OPCODE_ATOMIC_WRITE)
-		qp->r_msn = (qp->r_msn + 1) & SOFTRVT_BTH_PSN_MASK;
-	qp->r_psn = next;
-	qp->r_nak_sent = false;
+		qp->resp.msn = (qp->resp.msn + 1) & SOFTRVT_BTH_PSN_MASK;
+	qp->resp.psn = next;
+	qp->resp.nak_sent = false;
 }
 
 static void softrvt_resp_uc(struct softrvt_qp *qp, struct sk_buff *skb,
@@ -1000,15 +1000,15 @@ static void softrvt_resp_uc(struct softrvt_qp *qp, struct sk_buff *skb,
 	u8 op = pkt->opcode & 0x1f;
 	int ret;
 
-	if (pkt->psn != qp->r_psn) {
+	if (pkt->psn != qp->resp.psn) {
 		/* Packets were lost: so is the message they belonged to. */
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_PSN, pkt);
-		qp->r_in_msg = false;
+		qp->resp.in_msg = false;
 	}
-	qp->r_psn = softrvt_psn_add(pkt->psn, 1);
+	qp->resp.psn = softrvt_psn_add(pkt->psn, 1);
 	if (softrvt_op_first(op))
-		qp->r_in_msg = false;	/* a message cut short is dropped */
-	else if (!qp->r_in_msg)
+		qp->resp.in_msg = false;	/* a message cut short is dropped */
+	else if (!qp->resp.in_msg)
 		return;
 
 	ret = softrvt_resp_message(qp, skb, pkt);
@@ -1016,7 +1016,7 @@ static void softrvt_resp_uc(struct softrvt_qp *qp, struct sk_buff *skb,
 		/* The receive WQE, if taken, serves the next message. */
 		softrvt_qp_drop(qp, ret == -ENOENT ? SOFTRVT_CNT_DROP_NO_RWQE :
 				SOFTRVT_CNT_DROP_BAD_HDR, pkt);
-		qp->r_in_msg = false;
+		qp->resp.in_msg = false;
 	}
 }
 
@@ -1043,7 +1043,7 @@ static void softrvt_resp_ud(struct softrvt_qp *qp, struct sk_buff *skb,
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_NO_RWQE, pkt);
 		return;
 	}
-	qp->r_has_rwqe = true;
+	qp->resp.has_rwqe = true;
 	if (softrvt_sge_state_init(&qp->r_sge, qp->ibqp.pd, qp->r_wqe->sg_list,
 				   qp->r_wqe->num_sge, IB_ACCESS_LOCAL_WRITE)) {
 		softrvt_resp_recv_error(qp, IB_WC_LOC_PROT_ERR);
@@ -1078,9 +1078,9 @@ static void softrvt_resp_ud(struct softrvt_qp *qp, struct sk_buff *skb,
 static void softrvt_resp_xrc(struct softrvt_qp *qp, struct sk_buff *skb,
 			     struct softrvt_pkt *pkt)
 {
-	if (!qp->r_in_msg && !qp->r_has_rwqe)
-		qp->r_xrc_srqn = pkt->srqn;
-	softrvt_resp_xrc_enter(qp, qp->r_xrc_srqn);
+	if (!qp->resp.in_msg && !qp->resp.has_rwqe)
+		qp->resp.xrc_srqn = pkt->srqn;
+	softrvt_resp_xrc_enter(qp, qp->resp.xrc_srqn);
 	softrvt_resp_rc(qp, skb, pkt);
 	softrvt_resp_xrc_leave(qp);
 }

@@ -76,19 +76,19 @@ int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 	const struct softrvt_res_u32 v[] = {
-		{ "next_psn", READ_ONCE(qp->s_psn) },
-		{ "unacked_psn", softrvt_psn_add(READ_ONCE(qp->s_acked_psn), 1) },
-		{ "max_psn", READ_ONCE(qp->s_max_psn) },
-		{ "expected_psn", READ_ONCE(qp->r_psn) },
-		{ "rd_atomic_out", READ_ONCE(qp->s_rd_count) },
-		{ "rd_atomic_in", READ_ONCE(qp->r_read_held) },
+		{ "next_psn", READ_ONCE(qp->req.psn) },
+		{ "unacked_psn", softrvt_psn_add(READ_ONCE(qp->comp.acked_psn), 1) },
+		{ "max_psn", READ_ONCE(qp->req.max_psn) },
+		{ "expected_psn", READ_ONCE(qp->resp.psn) },
+		{ "rd_atomic_out", READ_ONCE(qp->req.rd_count) },
+		{ "rd_atomic_in", READ_ONCE(qp->resp.read_held) },
 		{ "retries_used", softrvt_res_used(qp->attr.retry_cnt,
-						   READ_ONCE(qp->s_retry)) },
+						   READ_ONCE(qp->comp.retry)) },
 		{ "rnr_retries_used",
 		  qp->attr.rnr_retry == SOFTRVT_RNR_RETRY_INFINITE ? 0 :
-		  softrvt_res_used(qp->attr.rnr_retry, READ_ONCE(qp->s_rnr_retry)) },
-		{ "backoff", READ_ONCE(qp->s_backoff) },
-		{ "rnr_wait", READ_ONCE(qp->s_rnr_wait) },
+		  softrvt_res_used(qp->attr.rnr_retry, READ_ONCE(qp->comp.rnr_retry)) },
+		{ "backoff", READ_ONCE(qp->req.backoff) },
+		{ "rnr_wait", READ_ONCE(qp->req.rnr_wait) },
 		{ "rx_queued", skb_queue_len_lockless(&qp->r_pkts) },
 		{ "sq_wqes", softrvt_res_sq_wqes(qp) },
 	};

@@ -530,7 +530,7 @@ void softrvt_ruc_drop_msg(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 	softrvt_sge_state_release(&sqp->r_sge);
 	softrvt_ruc_respond(sqp, qp, wqe, &unused, SOFTRVT_RUC_ABORT);
 	softrvt_ruc_put_peer(sqp, qp);
-	sqp->s_cur_off = 0;
+	sqp->req.cur_off = 0;
 }
 
 /**
@@ -556,7 +556,7 @@ void softrvt_ruc_reset(struct softrvt_qp *qp)
 static bool softrvt_ruc_copy(struct softrvt_qp *sqp, struct softrvt_swqe *wqe,
 			     struct softrvt_budget *budget)
 {
-	u32 len = wqe->length - sqp->s_cur_off;
+	u32 len = wqe->length - sqp->req.cur_off;
 
 	if (!softrvt_is_ud(sqp))
 		len = min(len, budget->bytes);
@@ -564,9 +564,9 @@ static bool softrvt_ruc_copy(struct softrvt_qp *sqp, struct softrvt_swqe *wqe,
 		softrvt_sge_copy(&sqp->s_sge, &sqp->r_sge, len);
 	else
 		softrvt_sge_copy(&sqp->r_sge, &sqp->s_sge, len);
-	sqp->s_cur_off += len;
+	sqp->req.cur_off += len;
 	softrvt_budget_spend(budget, 0, len);
-	return sqp->s_cur_off == wqe->length;
+	return sqp->req.cur_off == wqe->length;
 }
 
 /* No responder would answer: an RC requester times out and retries. */
@@ -644,7 +644,7 @@ static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
  * @status: set to the requester's completion status
  * @rnr_timer: set to the responder's min_rnr_timer on SOFTRVT_RUC_RNR
  *
- * A message is copied from s_cur_off on as far as @budget lets; the
+ * A message is copied from req.cur_off on as far as @budget lets; the
  * engine's next run goes on with it, the responder held in s_peer and
  * counted in its r_senders meanwhile, as a packet between its first and
  * last would be.  Should the responder stop receiving in between, the

@@ -57,7 +57,7 @@
  * Request PSNs in flight before the requester waits for ACKs.  Go-back-N
  * resends what follows a loss, so a small window wastes less on a lossy
  * path; a veth or a LAN does not need more.  Every PSN in flight has a
- * bit in softrvt_qp.s_rd_seen.
+ * bit in softrvt_qp.comp.rd_seen.
  */
 #define SOFTRVT_MAX_INFLIGHT	64
 static_assert(SOFTRVT_MAX_INFLIGHT <= 64);
@@ -455,6 +455,81 @@ struct softrvt_read_res {
 	u32 end;
 };
 
+/*
+ * The RoCEv2 requester's state (req.c), only the QP's engine touches it
+ * while the QP is in RTS, SQD or ERR.  cur is the next WQE to (re)transmit;
+ * the send queue's s_tail the oldest not completed.
+ */
+struct softrvt_req {
+	u32 cur;
+	u32 cur_off;			/* bytes of the WQE at cur sent */
+	u32 psn;			/* next PSN to send */
+	u32 max_psn;			/* one past the highest PSN ever sent */
+	bool rewound;			/* went back, no progress since */
+	u8 backoff;			/* ACK timeouts in a row: timer << it */
+	u8 resend_why;			/* enum softrvt_resend_why, last go-back */
+	bool rnr_wait;			/* paused by an RNR NAK */
+	/*
+	 * READ and atomic requests sent and not all answered, oldest first:
+	 * the PSN of each one's last answer.  The peer's responder holds a
+	 * resource for each; max_rd_atomic bounds them.
+	 */
+	u32 rd_lpsn[SOFTRVT_MAX_RD_ATOMIC];
+	u8 rd_first;
+	u8 rd_count;
+	u32 stop;			/* SOFTRVT_S_STOPPED: nothing from it is sent */
+	unsigned long ack_deadline;	/* jiffies: when ack_timer is really due */
+};
+
+/*
+ * The requester's completer (comp.c): what the answers told, and the
+ * retries left for the WQE at the send queue's s_tail.  The engine alone
+ * touches it; the requester reads it and consumes go_back.
+ */
+struct softrvt_comp {
+	u32 acked_psn;			/* every PSN up to it is acknowledged */
+	u64 rd_seen;			/* answers placed past acked_psn */
+	u32 ack_hint;			/* highest PSN an ACK or NAK covered */
+	bool go_back;			/* an answer showed a loss: go back */
+	u8 go_back_why;			/* enum softrvt_resend_why of go_back */
+	u8 rnr_retry;			/* RNR retries left for the WQE at s_tail */
+	u8 retry;			/* timeout retries left for that WQE */
+	bool retry_loaded;		/* both counters are loaded for it */
+};
+
+/* The RoCEv2 responder's state (resp.c); only the engine touches it. */
+struct softrvt_resp {
+	u32 psn;			/* next PSN expected */
+	u32 msn;
+	bool nak_sent;			/* a sequence NAK for psn is out */
+	bool ack_pending;		/* an ACK for psn - 1 is owed */
+	bool in_msg;			/* within a multi-packet SEND or WRITE */
+	bool has_rwqe;			/* r_wqe holds the current SEND's WQE */
+	u8 msg_op;			/* opcode of the message's first packet */
+	u32 len;			/* bytes of the current message so far */
+	u64 va;				/* current WRITE: target, key and length */
+	u32 rkey;
+	u32 dma_len;
+	struct {
+		u32 psn;
+		bool valid;
+		u64 orig;
+	} atomic[SOFTRVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
+	u8 atomic_next;
+	/*
+	 * READs taken, newest at read_next - 1.  The last read_pending of
+	 * them make the pass being answered, oldest first: those with
+	 * responses due; never more than the ring holds, so that a new READ
+	 * never takes the slot of one in the pass.  read_held of them were
+	 * never answered whole: the resources of max_dest_rd_atomic in use.
+	 */
+	struct softrvt_read_res read[SOFTRVT_MAX_RD_ATOMIC];
+	u8 read_next;
+	u8 read_pending;
+	u8 read_held;
+	u32 xrc_srqn;			/* XRC TGT: the SRQ of the message in progress */
+};
+
 struct softrvt_qp {
 	struct ib_qp ibqp;
 	struct softrvt_rq r_rq;		/* unused when attached to an SRQ */
@@ -477,9 +552,6 @@ struct softrvt_qp {
 	u32 s_stride;
 	u32 s_head;
 	u32 s_tail;
-	u8 s_rnr_retry;			/* RNR retries left for the WQE at s_tail */
-	u8 s_retry;			/* timeout retries left for that WQE */
-	bool s_retry_loaded;		/* both counters are loaded for it */
 	bool s_draining;		/* SQD entered, SQ_DRAINED not raised yet */
 	struct work_struct send_work;	/* the send engine, see engine.c */
 	struct mutex engine_lock;	/* held by the engine while it runs */
@@ -491,7 +563,7 @@ struct softrvt_qp {
 	 * A same-device message copied over several engine runs (ruc.c):
 	 * its responder, referenced and counted in its r_senders, and
 	 * whether r_wqe holds the receive WQE taken for it.  Meanwhile
-	 * s_sge and r_sge keep their MRs and cursors, and s_cur_off counts
+	 * s_sge and r_sge keep their MRs and cursors, and req.cur_off counts
 	 * the bytes copied.
 	 */
 	struct softrvt_qp *s_peer;
@@ -503,72 +575,20 @@ struct softrvt_qp {
 	 */
 	struct rvt_rwqe *r_wqe;
 
-	/*
-	 * RoCEv2 requester, see req.c and comp.c; only the engine touches
-	 * these while the QP is in RTS, SQD or ERR.  s_tail is the oldest
-	 * WQE not completed, s_cur the next to (re)transmit.
-	 */
-	enum ib_mtu mtu;		/* RC/UC/XRC: see softrvt_qp_mtu() */
-	bool s_local;			/* RC/UC: the peer is on this device */
-	struct softrvt_av s_av;		/* RC/UC primary path */
-	struct dst_cache s_dst_cache;	/* RC/UC: the route of s_av */
-	u32 s_cur;
-	u32 s_cur_off;			/* bytes of the WQE at s_cur sent */
-	u32 s_psn;			/* next PSN to send */
-	u32 s_max_psn;			/* one past the highest PSN ever sent */
-	u32 s_acked_psn;		/* every PSN up to it is acknowledged */
-	bool s_rewound;			/* went back, no progress since */
-	u8 s_backoff;			/* ACK timeouts in a row: timer << it */
-	bool s_go_back;			/* an answer showed a loss: go back */
-	u8 s_go_back_why;		/* enum softrvt_resend_why of s_go_back */
-	u8 s_resend_why;		/* and of the last going back */
-	u64 s_rd_seen;			/* answers placed past s_acked_psn */
-	u32 s_ack_hint;			/* highest PSN an ACK or NAK covered */
-	bool s_rnr_wait;		/* paused by an RNR NAK */
-	bool s_mw_bound;		/* a type 2 window was bound to it */
-	/*
-	 * READ and atomic requests sent and not all answered, oldest first:
-	 * the PSN of each one's last answer.  The peer's responder holds a
-	 * resource for each; max_rd_atomic bounds them.
-	 */
-	u32 s_rd_lpsn[SOFTRVT_MAX_RD_ATOMIC];
-	u8 s_rd_first;
-	u8 s_rd_count;
-	u32 s_stop;			/* SOFTRVT_S_STOPPED: nothing from it is sent */
+	/* RC/UC/XRC: the path to the peer. */
+	enum ib_mtu mtu;		/* see softrvt_qp_mtu() */
+	bool s_local;			/* the peer is on this device */
+	struct softrvt_av s_av;		/* primary path */
+	struct dst_cache s_dst_cache;	/* the route of s_av */
+
+	/* RoCEv2's three parts, each kept by one file: req.c, comp.c, resp.c. */
+	struct softrvt_req req;
+	struct softrvt_comp comp;
+	struct softrvt_resp resp;
+	struct sk_buff_head r_pkts;	/* received, for the engine */
 	unsigned long s_flags;		/* SOFTRVT_S_*, set by the timers */
 	struct timer_list ack_timer;	/* the local ACK timeout */
-	unsigned long s_ack_deadline;	/* jiffies: when it is really due */
-
-	/* RoCEv2 responder, see resp.c; only the engine touches these. */
-	struct sk_buff_head r_pkts;	/* received, for the engine */
-	u32 r_psn;			/* next PSN expected */
-	u32 r_msn;
-	bool r_nak_sent;		/* a sequence NAK for r_psn is out */
-	bool r_ack_pending;		/* an ACK for r_psn - 1 is owed */
-	bool r_in_msg;			/* within a multi-packet SEND or WRITE */
-	bool r_has_rwqe;		/* r_wqe holds the current SEND's WQE */
-	u8 r_msg_op;			/* opcode of the message's first packet */
-	u32 r_len;			/* bytes of the current message so far */
-	u64 r_va;			/* current WRITE: target, key and length */
-	u32 r_rkey;
-	u32 r_dma_len;
-	struct {
-		u32 psn;
-		bool valid;
-		u64 orig;
-	} r_atomic[SOFTRVT_MAX_RD_ATOMIC];	/* replies to replay for duplicates */
-	u8 r_atomic_next;
-	/*
-	 * READs taken, newest at r_read_next - 1.  The last r_read_pending
-	 * of them make the pass being answered, oldest first: those with
-	 * responses due; never more than the ring holds, so that a new READ
-	 * never takes the slot of one in the pass.  r_read_held of them were
-	 * never answered whole: the resources of max_dest_rd_atomic in use.
-	 */
-	struct softrvt_read_res r_read[SOFTRVT_MAX_RD_ATOMIC];
-	u8 r_read_next;
-	u8 r_read_pending;
-	u8 r_read_held;
+	bool s_mw_bound;		/* a type 2 window was bound to it */
 
 	/*
 	 * XRC.  An INI QP sends each WQE to the SRQ s_xrc_srqn named when it
@@ -577,13 +597,11 @@ struct softrvt_qp {
 	 * the QP's XRC domain whose PD, WQEs and CQ serve it.  r_xsrq is that
 	 * SRQ while a request is handled, under r_xrc_mutex: the QP's own
 	 * engine and a sender of this device (ruc.c) both take it.
-	 * r_xrc_srqn is the SRQ of the message in progress.
 	 */
 	struct ib_xrcd *xrcd;		/* TGT: its domain */
 	u32 s_xrc_srqn;			/* INI, under s_lock */
 	struct mutex r_xrc_mutex;
 	struct softrvt_srq *r_xsrq;
-	u32 r_xrc_srqn;
 
 	/* 1 while the QPN finds the QP, +1 for each sender delivering to it. */
 	refcount_t refcount;
@@ -733,7 +751,7 @@ static inline int softrvt_copy_resp(struct ib_udata *udata, void *resp,
 /* Bits of softrvt_qp.s_flags. */
 #define SOFTRVT_S_ACK_TIMEOUT	0	/* the ACK timer expired */
 #define SOFTRVT_S_RNR_DONE		1	/* the RNR wait is over */
-#define SOFTRVT_S_STOPPED		2	/* a WQE failed: see s_stop */
+#define SOFTRVT_S_STOPPED		2	/* a WQE failed: see req.stop */
 #define SOFTRVT_S_LAST_WQE		3	/* ERR with an SRQ: LAST_WQE_REACHED owed */
 #define SOFTRVT_S_COMM_EST		4	/* COMM_EST raised since the last RESET */
 

@@ -226,7 +226,7 @@ DEFINE_EVENT(softrvt_aeth_class, softrvt_ack_rcvd,
 	TP_PROTO(const struct softrvt_qp *qp, u32 psn, u8 syndrome, u32 msn),
 	TP_ARGS(qp, psn, syndrome, msn));
 
-/* The requester goes back to @psn (from s_psn, the next it would send). */
+/* The requester goes back to @psn (from req.psn, the next it would send). */
 TRACE_EVENT(softrvt_go_back,
 	TP_PROTO(const struct softrvt_qp *qp, u32 psn, enum softrvt_resend_why why),
 	TP_ARGS(qp, psn, why),
@@ -243,10 +243,10 @@ TRACE_EVENT(softrvt_go_back,
 		SOFTRVT_ASSIGN_STR(dev, dev_name(&qp->ibqp.device->dev));
 		__entry->qpn = qp->ibqp.qp_num;
 		__entry->psn = psn;
-		__entry->next = qp->s_psn;
+		__entry->next = qp->req.psn;
 		__entry->why = why;
-		__entry->retry = qp->s_retry;
-		__entry->rnr_retry = qp->s_rnr_retry;
+		__entry->retry = qp->comp.retry;
+		__entry->rnr_retry = qp->comp.rnr_retry;
 	),
 	TP_printk("dev=%s qpn=%u from psn=%u (next was %u) why=%s retry_left=%u rnr_retry_left=%u",
 		  __get_str(dev), __entry->qpn, __entry->psn, __entry->next,
