@@ -136,6 +136,27 @@ layer_check() {
 layer_check
 result "$?" "lint: the memory layer calls nothing above it"
 
+# loc.h lists each file's functions under the file's name: each under the
+# file that defines it.
+python3 - "$TOP/drivers/infiniband/sw/softrvt" <<'PY'
+import re, sys
+d = sys.argv[1]
+cur, bad = None, 0
+for line in open(f"{d}/loc.h"):
+    m = re.match(r"^/\* ([a-z_]+\.c) \*/$", line)
+    if m:
+        cur = open(f"{d}/{m.group(1)}").read()
+        name = m.group(1)
+        continue
+    m = re.match(r"^(?:extern )?[a-z][^(;\[]*?\b(\w+)\s*[(\[]", line)
+    if m and cur is not None and not re.search(
+            r"^[a-z][^;]*\b" + m.group(1) + r"\b\s*[(\[=]", cur, re.M):
+        print(f"[softrvt] loc.h: {m.group(1)} is not defined in {name}", file=sys.stderr)
+        bad = 1
+sys.exit(bad)
+PY
+result "$?" "lint: every function of loc.h is under the file that defines it"
+
 # Every file starts with its SPDX line (after a #! line for scripts).
 bad=0
 while read -r f; do
