@@ -115,7 +115,7 @@ struct rdma_hw_stats *softrvt_counter_alloc_stats(struct rdma_counter *counter)
  * @counter: the counter; its first QP gives it its ID
  * @ibqp: the QP, bound to no counter
  *
- * Called under the counter's lock.  The QP's later counts go to the
+ * Called under the counter's mutex.  The QP's later counts go to the
  * counter; what it counted before stays the device's.
  *
  * Return: 0, or -ENOMEM.
@@ -128,6 +128,7 @@ int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 	u32 id;
 	int ret;
 
+	lockdep_assert_held(&counter->lock);
 	if (counter->id) {
 		qc = xa_load(&rdi->counter_xa, counter->id);
 		if (WARN_ON(!qc))
@@ -165,6 +166,7 @@ int softrvt_counter_unbind_qp(struct ib_qp *ibqp)
 {
 	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
 
+	lockdep_assert_held(&ibqp->counter->lock);
 	RCU_INIT_POINTER(qp->counter, NULL);
 	ibqp->counter = NULL;
 	synchronize_rcu();
@@ -185,6 +187,7 @@ int softrvt_counter_update_stats(struct rdma_counter *counter)
 	struct softrvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
 	int i;
 
+	lockdep_assert_held(&counter->lock);
 	if (WARN_ON(!qc))
 		return -EINVAL;
 	for (i = 0; i < SOFTRVT_CNT_MAX; i++)

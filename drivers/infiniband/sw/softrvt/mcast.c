@@ -129,7 +129,9 @@ out:
 static struct softrvt_mcast_grp *softrvt_mcast_take(struct softrvt_dev_info *rdi,
 						    struct softrvt_mcast_grp *grp,
 						    int slot)
+	__must_hold(&rdi->mcast_lock)
 {
+	lockdep_assert_held(&rdi->mcast_lock);
 	grp->qps[slot] = grp->qps[--grp->n_qps];
 	grp->qps[grp->n_qps] = NULL;
 	if (grp->n_qps)

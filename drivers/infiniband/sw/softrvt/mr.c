@@ -180,6 +180,8 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_put_mr);
 static bool softrvt_mr_allows_locked(const struct softrvt_mr *m, struct ib_pd *pd,
 				     u32 key, u64 iova, u64 len, int access)
 {
+	/* Only a fast-registration MR changes: the others need no lock. */
+	lockdep_assert(!m->fr_pages || lockdep_is_held(&m->lock));
 	return m->valid && m->key == key && m->ibmr.pd == pd &&
 	       (m->access & access) == access && iova >= m->iova &&
 	       len <= m->length && iova - m->iova <= m->length - len;

@@ -78,11 +78,13 @@ err:
 }
 EXPORT_SYMBOL_IF_KUNIT(softrvt_alloc_mw);
 
-/* Release the window's MR.  Under mw->lock. */
+/* Release the window's MR. */
 static void softrvt_mw_unbind_locked(struct softrvt_mw *mw)
+	__must_hold(&mw->lock)
 {
 	struct softrvt_mr *mr = mw->mr;
 
+	lockdep_assert_held(&mw->lock);
 	if (!mr)
 		return;
 	spin_lock(&mr->lock);
