@@ -34,11 +34,7 @@ lockup_watch() { # on|off
 section "engine budget"
 mkdir -p "$OUT/engine"
 check "engine budget: the soft-lockup detector on, panicking" lockup_watch on
-ip netns add nse1
-ip netns add nse2
-ip link add e0 netns nse1 type veth peer name e1 netns nse2
-if wire_ns_dev nse1 e0 softrvt10 198.18.16.1 2001:2:0:16::1 &&
-   wire_ns_dev nse2 e1 softrvt11 198.18.16.2 2001:2:0:16::2; then
+if wire_ns_pair nse1 e0 softrvt10 nse2 e1 softrvt11 16; then
 	ig10=$(gid_index softrvt10 198.18.16.1)
 	ig11=$(gid_index softrvt11 198.18.16.2)
 	tap_prog "engine budget same device" "$OUT/engine/local.tap" \

@@ -19,21 +19,12 @@ if [ ! -e /sys/kernel/debug/failslab ] ||
 	exit 0
 fi
 modprobe rdma_ucm
-ip netns add nsf1
-ip netns add nsf2
-ip link add f0 netns nsf1 type veth peer name f1 netns nsf2
-if wire_ns_dev nsf1 f0 softrvt5 198.18.14.1 2001:2:0:14::1 &&
-   wire_ns_dev nsf2 f1 softrvt6 198.18.14.2 2001:2:0:14::2; then
+if wire_ns_pair nsf1 f0 softrvt5 nsf2 f1 softrvt6 14; then
 	args=(-r 1 -c 3)
 	[ "${SOFTRVT_FULL:-}" ] && args=(-r 10 -c 1)
-	timeout 3000 tests/verbs_fault "${args[@]}" softrvt5 softrvt6 \
-		/run/netns/nsf1 198.18.14.1 /run/netns/nsf2 198.18.14.2 \
-		> "$OUT/fault.tap" 2>&1
-	rc=$?
-	echo "# verbs_fault: exit status $rc"
-	cat "$OUT/fault.tap"
-	tap_results "fault" "$OUT/fault.tap"
-	check "fault: exits 0" [ "$rc" = 0 ]
+	tap_prog "fault" "$OUT/fault.tap" \
+		timeout 3000 tests/verbs_fault "${args[@]}" softrvt5 softrvt6 \
+		/run/netns/nsf1 198.18.14.1 /run/netns/nsf2 198.18.14.2
 else
 	fail "fault: namespaces, veth and devices"
 fi

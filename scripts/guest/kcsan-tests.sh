@@ -17,12 +17,9 @@ ig1=$(gid_index softrvt1 198.18.12.1)
 ig2=$(gid_index softrvt2 198.18.12.2)
 mkdir -p "$OUT/wire"
 section "KCSAN: a new path in SQD while READ responses stream"
-ns_exec ns1 timeout 1800 scripts/guest/wire-av-sqd.py softrvt1 "$ig1" \
-	softrvt2 "$ig2" 30 200 > "$OUT/wire/av-sqd.tap" 2>&1
-rc=$?
-cat "$OUT/wire/av-sqd.tap"
-tap_results "kcsan av sqd" "$OUT/wire/av-sqd.tap"
-check "kcsan av sqd: script exits 0" [ "$rc" = 0 ]
+tap_prog "kcsan av sqd" "$OUT/wire/av-sqd.tap" \
+	ns_exec ns1 timeout 1800 scripts/guest/wire-av-sqd.py softrvt1 "$ig1" \
+	softrvt2 "$ig2" 30 200
 section "KCSAN: rc_pingpong both ways"
 wire_pair "kcsan: rc_pingpong -s 65536" "$iters" \
 	ns1 softrvt1 198.18.12.1 ns2 softrvt2 198.18.12.2 \

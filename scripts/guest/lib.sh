@@ -95,6 +95,22 @@ has_ibdev() { [ -e "/sys/class/infiniband/$1" ]; }
 no_ibdev() { [ ! -e "/sys/class/infiniband/$1" ]; }
 state_is() { [ "$(link_state "$1")" = "$2" ]; }
 
+# A busy loop on every CPU for at most SECONDS: the engines, softirqs
+# and rxe's tasks then wait their turn, as on a loaded host.
+CPU_HOGS=()
+cpu_hogs() { # SECONDS
+	local _
+	for _ in $(seq "$(nproc)"); do
+		timeout "$1" sh -c 'while :; do :; done' &
+		CPU_HOGS+=($!)
+	done
+}
+cpu_hogs_stop() {
+	kill "${CPU_HOGS[@]}" 2>/dev/null
+	wait "${CPU_HOGS[@]}" 2>/dev/null
+	CPU_HOGS=()
+}
+
 veth() { # a b
 	ip link add "$1" type veth peer name "$2" &&
 		ip link set "$1" up && ip link set "$2" up

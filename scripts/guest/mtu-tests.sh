@@ -77,7 +77,7 @@ mtu_route_too_small() {
 	wire_log mtu-route
 	log=$REPLY
 	ip -n ns2 route add 198.18.12.1/32 dev w1 mtu 1000
-	n0=$(link_stat ns2 softrvt2 tx_too_big)
+	n0=$(dev_counter ns2 softrvt2 tx_too_big)
 	(ns_spawn ns1 timeout 120 ibv_rc_pingpong -d softrvt1 -g "$ig1" \
 		-s 4096 -n 5) > "$log.server" 2>&1 &
 	spid=$!
@@ -92,7 +92,7 @@ mtu_route_too_small() {
 	crc=$?
 	kill "$spid" 2>/dev/null
 	wait "$spid"
-	n1=$(link_stat ns2 softrvt2 tx_too_big)
+	n1=$(dev_counter ns2 softrvt2 tx_too_big)
 	ip -n ns2 route del 198.18.12.1/32 dev w1
 	echo "# mtu route: client=$crc tx_too_big $n0 -> $n1"
 	check "$name: the SEND fails (retries exhausted)" \

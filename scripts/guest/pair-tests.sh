@@ -115,8 +115,7 @@ pair_sync "softrvt on both"
 suite "srvt-srvt, server a" a "rc srq write rping xfer"
 # virtio-net hands a large packet over in pages: each host took the
 # other's WRITEs, SENDs or READ responses from them.
-paged=$(rdma statistic show link softrvt0/1 | grep -o " rx_paged [0-9]*" |
-	cut -d' ' -f3)
+paged=$(dev_counter init softrvt0 rx_paged)
 check "srvt-srvt: packets taken in the NIC's pages (rx_paged ${paged:-none})" \
 	[ "${paged:-0}" -gt 0 ]
 [ "${SOFTRVT_FULL:-}" ] && suite "srvt-srvt, server b" b

@@ -94,11 +94,8 @@ suite_link() {
 
 	section "user rings through uverbs"
 	if [ -x tests/uverbs_rings ]; then
-		tests/uverbs_rings softrvt0 > "$OUT/uverbs_rings.tap" 2>&1
-		rc=$?
-		cat "$OUT/uverbs_rings.tap"
-		tap_results "uverbs_rings" "$OUT/uverbs_rings.tap"
-		check "uverbs_rings: exits 0" [ "$rc" = 0 ]
+		tap_prog "uverbs_rings" "$OUT/uverbs_rings.tap" \
+			tests/uverbs_rings softrvt0
 	else
 		fail "uverbs_rings: binary built"
 	fi

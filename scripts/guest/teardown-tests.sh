@@ -72,24 +72,9 @@ connected() {
 }
 
 # softrvt1 (ns1, w0) <-> softrvt2 (ns2, w1)
-ss_up() {
-	ip netns add ns1 && ip netns add ns2 &&
-		ip link add w0 netns ns1 type veth peer name w1 netns ns2 &&
-		wire_ns_dev ns1 w0 softrvt1 198.18.12.1 2001:2:0:12::1 &&
-		wire_ns_dev ns2 w1 softrvt2 198.18.12.2 2001:2:0:12::2
-}
-
+ss_up() { wire_ns_pair ns1 w0 softrvt1 ns2 w1 softrvt2 12; }
 # rxe0 (init, x0) <-> softrvt3 (ns3, x1)
-sr_up() {
-	modprobe rdma_rxe &&
-		ip netns add ns3 &&
-		ip link add x0 type veth peer name x1 netns ns3 &&
-		ip link set x0 up &&
-		ip addr add 198.18.13.1/24 dev x0 &&
-		rdma link add rxe0 type rxe netdev x0 &&
-		wait_for 100 has_gid rxe0 198.18.13.1 &&
-		wire_ns_dev ns3 x1 softrvt3 198.18.13.2 2001:2:0:13::2
-}
+sr_up() { wire_rxe_pair; }
 
 # Whatever a round left: devices, links, namespaces.
 all_down() {

@@ -31,17 +31,11 @@ TRACE_DEVS="ns1:softrvt1 ns2:softrvt2"
 # A kernel address as %lx or %p would print one (x86-64, 4 or 5 levels).
 TRACE_KADDR='ffff[0-9a-f]{12}'
 
-# All counters of a device, one "name value" a line.
-trace_counters() { # NS DEV
-	ns_exec "$1" rdma statistic show link "$2/1" |
-		tr -s ' \n' '\n\n' | sed '/^$/d' | tail -n +3 | paste -d' ' - -
-}
-
 trace_counters_all() { # FILE
 	local nd
 	: > "$1"
 	for nd in $TRACE_DEVS; do
-		trace_counters "${nd%%:*}" "${nd#*:}" | sed "s/^/${nd#*:} /" >> "$1"
+		dev_counters "${nd%%:*}" "${nd#*:}" | sed "s/^/${nd#*:} /" >> "$1"
 	done
 }
 
@@ -228,13 +222,13 @@ trace_check() {
 	echo 0 > "$TRACE_I/events/softrvt/enable"
 	: > "$TRACE_I/trace"
 	echo 1024 > "$TRACE_I/buffer_size_kb"
-	trace_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.0"
+	dev_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.0"
 	echo "trace checks after the transfer: $(($(date +%s) - t0)) s"
 }
 
 # After softrvt3's exchanges with rxe0, every event off.
 trace_off_check() {
-	trace_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.1"
+	dev_counters ns3 softrvt3 > "$TRACE_OUT/off.counters.1"
 	cat "$TRACE_I/trace" > "$TRACE_OUT/off.trace"
 	check "trace: packets were sent with every event off" [ \
 		"$(awk '$1 == "tx_packets" { print $2 }' "$TRACE_OUT/off.counters.1")" -gt \

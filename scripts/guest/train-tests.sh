@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Trains: softrvt's UDP GSO transmit, on the wire setup of wire-setup.sh.
-# Sourced by wire-tests.sh, after lib.sh and wire-setup.sh, with its
-# stat() (a counter of a device).
+# Sourced by wire-tests.sh, after lib.sh and wire-setup.sh.
 
 section "wire: trains of packets in one UDP GSO skb"
 # On an IPv6 path whose device takes UDP GSO skbs (a veth), the requester
@@ -23,7 +22,7 @@ link_tx() { # NS NETDEV: the frames NETDEV sent
 # paged" (rxe has none of the last four: 0).
 dev_counts() { # NS DEV rxe|srvt
 	local out
-	out=$(ns_exec "$1" rdma statistic show link "$2/1" | tr ' ' '\n')
+	out=$(dev_counters "$1" "$2")
 	if [ "$3" = rxe ]; then
 		set -- sent_pkts rcvd_pkts none none none none
 	else
@@ -32,7 +31,7 @@ dev_counts() { # NS DEV rxe|srvt
 	fi
 	local c v line=()
 	for c in "$@"; do
-		v=$(grep -A1 -x "$c" <<< "$out" | tail -n 1)
+		v=$(awk -v n="$c" '$1 == n { print $2 }' <<< "$out")
 		line+=("${v:-0}")
 	done
 	echo "${line[@]}"
@@ -119,19 +118,15 @@ trains "trains rxe server, srvt client, ipv4" 198.18.13.1 \
 	init rxe0 x0 198.18.13.1 rxe ns3 softrvt3 x1 198.18.13.2 srvt
 # Trains through loss and reordering: netem drops or delays a train whole.
 # 4 MiB each: some 200 trains, so that a few of them are lost for sure.
-for side in "ns1 w0" "ns2 w1"; do
-	set -- $side
-	ns_exec "$1" tc qdisc add dev "$2" root netem delay 1ms loss 5% reorder 10%
-done
-r0=$(stat ns2 softrvt2 retransmits)
+netem_on ns1 w0 delay 1ms loss 5% reorder 10%
+netem_on ns2 w1 delay 1ms loss 5% reorder 10%
+r0=$(dev_counter ns2 softrvt2 retransmits)
 WIRE_TCP_ADDR=198.18.12.1 WIRE_TIMEOUT=600 wire_pair \
 	"trains netem ipv6: 4 MiB each by RC WRITE, SEND and READ, data checked" \
 	"wire_xfer: OK" ns1 softrvt1 2001:2:0:12::1 ns2 softrvt2 2001:2:0:12::2 \
 	tests/wire_xfer -d %D -g %G -s 4M -m 1M -M 4096 -t 500
 check "trains netem ipv6: losses were repaired by retransmission" \
-	[ "$(stat ns2 softrvt2 retransmits)" -gt "$r0" ]
+	[ "$(dev_counter ns2 softrvt2 retransmits)" -gt "$r0" ]
 for side in "ns1 w0" "ns2 w1" "init x0" "ns3 x1"; do
-	set -- $side
-	ns_exec "$1" tc qdisc del dev "$2" root 2>/dev/null
-	ns_exec "$1" ip link set "$2" mtu 1500
+	netem_off $side
 done

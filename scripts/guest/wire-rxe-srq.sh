@@ -17,13 +17,6 @@ RXE_SRQ_CNTS="sent_pkts rcvd_pkts completer_retry_err retry_exceeded_err
 retry_rnr_exceeded_err rcvd_seq_err rcvd_rnr_err out_of_seq_request
 duplicate_request"
 
-# Every counter of a device, "name value" a line.
-rxe_srq_counters() { # NS DEV FILE
-	ns_exec "$1" rdma statistic show link "$2/1" |
-		tr -s ' \n' '\n\n' | sed '/^$/d' | tail -n +3 |
-		paste -d' ' - - > "$3"
-}
-
 rxe_srq_delta() { # FILE0 FILE1 NAME...: "name +delta" of each
 	local f0=$1 f1=$2 n v0 v1 line=
 	shift 2
@@ -106,11 +99,9 @@ rxe_srq_ticker() {
 	local t0=$SECONDS
 	while sleep 60; do
 		echo "# $((SECONDS - t0)) s: rxe0 rcvd_pkts" \
-			"$(rdma statistic show link rxe0/1 |
-				grep -o 'rcvd_pkts [0-9]*' | cut -d' ' -f2)," \
+			"$(dev_counter init rxe0 rcvd_pkts)," \
 			"softrvt3 rx_packets" \
-			"$(ns_exec ns3 rdma statistic show link softrvt3/1 |
-				grep -o 'rx_packets [0-9]*' | cut -d' ' -f2)"
+			"$(dev_counter ns3 softrvt3 rx_packets)"
 	done
 }
 
@@ -119,8 +110,8 @@ rxe_srq_ticker() {
 rxe_srq_observed() { # LOG CMD...
 	local log=$1 ticker
 	shift
-	rxe_srq_counters init rxe0 "$log.rxe.0"
-	rxe_srq_counters ns3 softrvt3 "$log.srvt.0"
+	dev_counters init rxe0 > "$log.rxe.0"
+	dev_counters ns3 softrvt3 > "$log.srvt.0"
 	rxe_srq_trace_on
 	rxe_srq_ticker &
 	ticker=$!
@@ -128,8 +119,8 @@ rxe_srq_observed() { # LOG CMD...
 	local rc=$?
 	kill "$ticker"
 	wait "$ticker" 2>/dev/null
-	rxe_srq_counters init rxe0 "$log.rxe.1"
-	rxe_srq_counters ns3 softrvt3 "$log.srvt.1"
+	dev_counters init rxe0 > "$log.rxe.1"
+	dev_counters ns3 softrvt3 > "$log.srvt.1"
 	# shellcheck disable=SC2086 # a list of names
 	echo "# rxe0:$(rxe_srq_delta "$log.rxe.0" "$log.rxe.1" $RXE_SRQ_CNTS)"
 	echo "# softrvt3:$(rxe_srq_delta "$log.srvt.0" "$log.srvt.1" \
@@ -137,22 +128,6 @@ rxe_srq_observed() { # LOG CMD...
 		rnr_naks_sent dup_requests drop_bad_psn drop_no_rwqe)"
 	rxe_srq_trace_off "$log"
 	return "$rc"
-}
-
-# A busy loop on every CPU for at most SECONDS: the engines, softirqs
-# and rxe's tasks then wait their turn, as on a loaded host.
-RXE_SRQ_HOGS=()
-rxe_srq_hogs() { # SECONDS
-	local _
-	for _ in $(seq "$(nproc)"); do
-		timeout "$1" sh -c 'while :; do :; done' &
-		RXE_SRQ_HOGS+=($!)
-	done
-}
-rxe_srq_hogs_stop() {
-	kill "${RXE_SRQ_HOGS[@]}" 2>/dev/null
-	wait "${RXE_SRQ_HOGS[@]}" 2>/dev/null
-	RXE_SRQ_HOGS=()
 }
 
 # rxe0 sends RC SENDs of up to 64 KiB on 16 QPs into one SRQ of 16
@@ -188,11 +163,11 @@ rxe_srq_hogged() { # ITERATIONS LABEL SNS SDEV SADDR CNS CDEV CADDR
 	shift 2
 	wire_log "$name"
 	log=$REPLY
-	rxe_srq_hogs $((limit + 100))
+	cpu_hogs $((limit + 100))
 	WIRE_TIMEOUT=$limit rxe_srq_observed "$log" wire_pair "$name" \
 		"$n $iters" "$@" \
 		ibv_srq_pingpong -d %D -g %G -q 16 -s 65536 -n "$n" -c
-	rxe_srq_hogs_stop
+	cpu_hogs_stop
 	echo "# $name: $((SECONDS - t0)) s"
 	check "$name: data as sent" rxe_srq_not_in "invalid data" "$log.client"
 	check "$name: no sequence NAK after an RNR NAK of the same PSN" \

@@ -77,23 +77,53 @@ wire_ns_dev() {
 		wait_for 100 has_gid "$ib" "$a6"
 }
 
-wire_setup() {
-	modprobe rdma_rxe
-	ip netns add ns1
-	ip netns add ns2
-	ip netns add ns3
-	ip link add w0 netns ns1 type veth peer name w1 netns ns2
-	wire_ns_dev ns1 w0 softrvt1 198.18.12.1 2001:2:0:12::1 &&
-		wire_ns_dev ns2 w1 softrvt2 198.18.12.2 2001:2:0:12::2 || return 1
+# Two namespaces joined by a veth, a softrvt device on each end, at
+# 198.18.NET.1 and .2 (2001:2:0:NET::1 and ::2).
+wire_ns_pair() { # NS1 NETDEV1 IBDEV1 NS2 NETDEV2 IBDEV2 NET
+	ip netns add "$1" && ip netns add "$4" &&
+		ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
+		wire_ns_dev "$1" "$2" "$3" "198.18.$7.1" "2001:2:0:$7::1" &&
+		wire_ns_dev "$4" "$5" "$6" "198.18.$7.2" "2001:2:0:$7::2"
+}
 
-	ip link add x0 type veth peer name x1 netns ns3
-	ip link set x0 up
-	ip addr add 198.18.13.1/24 dev x0
-	ip addr add 2001:2:0:13::1/64 dev x0 nodad
-	rdma link add rxe0 type rxe netdev x0 &&
+# rxe0 (init, x0) <-> softrvt3 (ns3, x1); rxe binds in the initial
+# namespace only.
+wire_rxe_pair() {
+	modprobe rdma_rxe &&
+		ip netns add ns3 &&
+		ip link add x0 type veth peer name x1 netns ns3 &&
+		ip link set x0 up &&
+		ip addr add 198.18.13.1/24 dev x0 &&
+		ip addr add 2001:2:0:13::1/64 dev x0 nodad &&
+		rdma link add rxe0 type rxe netdev x0 &&
 		wait_for 100 has_gid rxe0 198.18.13.1 &&
 		wait_for 100 has_gid rxe0 2001:2:0:13::1 &&
 		wire_ns_dev ns3 x1 softrvt3 198.18.13.2 2001:2:0:13::2
+}
+
+# Every counter of a device's `rdma statistic`, "name value" a line.
+dev_counters() { # NS DEV
+	ns_exec "$1" rdma statistic show link "$2/1" |
+		tr -s ' \n' '\n\n' | sed '/^$/d' | tail -n +3 | paste -d' ' - -
+}
+# One of them; empty if the device has no such counter.
+dev_counter() { # NS DEV NAME
+	dev_counters "$1" "$2" | awk -v n="$3" '$1 == n { print $2 }'
+}
+
+# Loss, delay and reordering on a netdev, with jumbo frames so that a
+# 4 KiB path MTU fits; netem_off undoes both.
+netem_on() { # NS NETDEV NETEM-ARGS...
+	ns_exec "$1" ip link set "$2" mtu 9000 &&
+		ns_exec "$1" tc qdisc add dev "$2" root netem "${@:3}"
+}
+netem_off() { # NS NETDEV
+	ns_exec "$1" tc qdisc del dev "$2" root 2>/dev/null
+	ns_exec "$1" ip link set "$2" mtu 1500
+}
+
+wire_setup() {
+	wire_ns_pair ns1 w0 softrvt1 ns2 w1 softrvt2 12 && wire_rxe_pair
 }
 
 wire_devices_gone() {
