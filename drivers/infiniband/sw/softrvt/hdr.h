@@ -8,6 +8,7 @@
 #define SOFTRVT_HDR_H
 
 #include <linux/bitops.h>
+#include <linux/skbuff.h>
 #include <linux/types.h>
 #include <rdma/ib_pack.h>
 
@@ -126,6 +127,13 @@ struct softrvt_pkt {
 	bool icrc_ok;			/* received: the ICRC was checked */
 	u32 icrc;			/* received: the ICRC it carried */
 };
+
+/* The parsed headers of a received packet, kept in its control block. */
+static inline struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct softrvt_pkt) > sizeof(skb->cb));
+	return (struct softrvt_pkt *)skb->cb;
+}
 
 /*
  * The one partition of a RoCE port is the default one, of which softrvt is

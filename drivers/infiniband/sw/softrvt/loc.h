@@ -204,7 +204,6 @@ void softrvt_qp_fail_all(struct softrvt_dev_info *rdi);
 
 /* recv.c */
 void softrvt_recv(struct softrvt_dev_info *rdi, struct sk_buff *skb);
-struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb);
 bool softrvt_pkt_on_path(struct sk_buff *skb, const struct softrvt_av *av);
 bool softrvt_rx_queue(struct softrvt_dev_info *rdi, struct softrvt_qp *qp,
 		      struct sk_buff *skb);

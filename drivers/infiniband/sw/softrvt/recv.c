@@ -25,19 +25,6 @@
 #include "hdr.h"
 #include "trace.h"
 
-/**
- * softrvt_pkt_of - the parsed headers of a received packet
- * @skb: a packet queued by the receive path
- *
- * Return: what softrvt_parse_bth() found; skb->data is at the BTH.
- */
-struct softrvt_pkt *softrvt_pkt_of(struct sk_buff *skb)
-{
-	BUILD_BUG_ON(sizeof(struct softrvt_pkt) > sizeof(skb->cb));
-	return (struct softrvt_pkt *)skb->cb;
-}
-EXPORT_SYMBOL_IF_KUNIT(softrvt_pkt_of);
-
 /*
  * An XRC INI QP takes only answers and a TGT QP only requests: each is
  * one half of an RC QP.
