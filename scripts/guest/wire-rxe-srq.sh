@@ -188,39 +188,39 @@ rxe_pp_netem_off() {
 	ip link set x0 mtu 1500
 	ns_exec ns3 ip link set x1 mtu 1500
 }
-rxe_pp_netem() { # LABEL SNS SDEV SADDR CNS CDEV CADDR
-	local name="rxe netem: rc_pingpong -s 65536 -n 300, $1" t0=$SECONDS
-	shift
+rxe_pp_netem() { # ITERATIONS LABEL SNS SDEV SADDR CNS CDEV CADDR
+	local n=$1 name="rxe netem: rc_pingpong -s 65536 -n $1, $2" t0=$SECONDS
+	shift 2
 	wire_log "$name"
 	WIRE_TIMEOUT=${RXE_PP_TIMEOUT:-900} rxe_srq_observed "$REPLY" \
 		wire_pair "$name" "$iters" "$@" \
-		ibv_rc_pingpong -d %D -g %G -s 65536 -n 300 -c
+		ibv_rc_pingpong -d %D -g %G -s 65536 -n "$n" -c
 	echo "# $name: $((SECONDS - t0)) s"
 }
 
 # Every case, as wire-tests.sh runs them.
 rxe_srq_tests() {
-	local n=2000 t=900 hog_n=500
+	local n=300 t=600 hog_n=100 pp_n=40
 
-	[ "${SOFTRVT_FULL:-}" ] && n=30000 t=7200 hog_n=3000 \
+	[ "${SOFTRVT_FULL:-}" ] && n=30000 t=7200 hog_n=3000 pp_n=300 \
 		RXE_SRQ_HOG_TIMEOUT=3600
 	section "wire: rxe into a small softrvt SRQ, 1% of softrvt's answers lost"
 	rxe_srq_loss "$n" "$t"
 
-	# 3000 each way in check-full.  make check does 500: under TCG with
-	# every CPU hogged, 200 took 68 and 71 s (2026-12-06), so 3000 would
-	# take some 17 minutes each way.
+	# 3000 each way in check-full: under TCG with every CPU hogged, 200
+	# took 68 and 71 s (2026-12-06), so 3000 take some 17 minutes each way.
 	section "wire: rxe and softrvt SRQs, 64 KiB on 16 QPs, every CPU hogged"
 	rxe_srq_hogged "$hog_n" "srvt server, rxe client" \
 		ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
 	rxe_srq_hogged "$hog_n" "rxe server, srvt client" \
 		init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
 
+	# 300 each way in check-full took 168 s under TCG (2026-12-06).
 	section "wire: rc_pingpong 64 KiB through loss and reordering on rxe's side"
 	rxe_pp_netem_on
-	rxe_pp_netem "rxe server, srvt client" \
+	rxe_pp_netem "$pp_n" "rxe server, srvt client" \
 		init rxe0 198.18.13.1 ns3 softrvt3 198.18.13.2
-	rxe_pp_netem "srvt server, rxe client" \
+	rxe_pp_netem "$pp_n" "srvt server, rxe client" \
 		ns3 softrvt3 198.18.13.2 init rxe0 198.18.13.1
 	rxe_pp_netem_off
 }
