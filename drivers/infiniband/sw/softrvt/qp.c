@@ -928,16 +928,80 @@ static int softrvt_gather_user_inline(const struct ib_send_wr *wr, char *buf)
 }
 
 /*
- * Fill a send queue slot from @wr.  An inline payload comes from
- * @user_inline for a user QP; a kernel QP's SGEs hold kernel addresses,
- * gathered straight into the slot.
+ * The WRs that carry no scatter list (REG_MR, BIND_MW, FLUSH and
+ * ATOMIC_WRITE): their fields into @wqe.  Return: whether @wr was one.
  */
+static bool softrvt_fill_swqe_nosge(struct softrvt_swqe *wqe,
+				    const struct ib_send_wr *wr)
+{
+	const struct softrvt_placement_send_wr *pwr;
+	const struct softrvt_bind_wr *bind;
+
+	switch (wr->opcode) {
+	case IB_WR_REG_MR:
+		wqe->reg_mr = ibmr_to_rvtmr(reg_wr(wr)->mr);
+		wqe->reg_access = reg_wr(wr)->access;
+		wqe->rkey = reg_wr(wr)->key;
+		break;
+	case IB_WR_BIND_MW:
+		bind = container_of(wr, struct softrvt_bind_wr, wr);
+		wqe->rkey = bind->rkey;
+		wqe->bind_lkey = bind->mr_lkey;
+		wqe->remote_addr = bind->addr;
+		wqe->bind_len = bind->length;
+		wqe->reg_access = bind->access;
+		break;
+	case IB_WR_FLUSH:
+	case IB_WR_ATOMIC_WRITE:
+		pwr = container_of(wr, struct softrvt_placement_send_wr, wr);
+		wqe->remote_addr = pwr->remote_addr;
+		wqe->rkey = pwr->rkey;
+		wqe->compare_add = pwr->value;
+		wqe->flush_type = pwr->flush_type;
+		wqe->flush_level = pwr->flush_level;
+		break;
+	default:
+		return false;
+	}
+	wqe->num_sge = 0;
+	return true;
+}
+
+/*
+ * The payload's description: an inline payload copied into the slot (from
+ * @user_inline for a user QP; a kernel QP's SGEs hold kernel addresses),
+ * else the SGEs.
+ */
+static void softrvt_fill_swqe_sges(struct softrvt_swqe *wqe,
+				   const struct ib_send_wr *wr, u32 len,
+				   bool is_inline, const char *user_inline)
+{
+	char *p = (char *)wqe->sg_list;
+	int i;
+
+	wqe->num_sge = is_inline ? 0 : wr->num_sge;
+	if (is_inline && user_inline) {
+		memcpy(p, user_inline, len);
+		return;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		if (is_inline) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+			continue;
+		}
+		wqe->sg_list[i].addr = wr->sg_list[i].addr;
+		wqe->sg_list[i].length = wr->sg_list[i].length;
+		wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
+/* Fill a send queue slot from @wr, as softrvt_fill_swqe_sges() says. */
 static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 			      const struct ib_send_wr *wr, u32 len,
 			      bool is_inline, const char *user_inline)
 {
-	int i;
-
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = wr->opcode;
 	wqe->send_flags = wr->send_flags;
@@ -947,43 +1011,14 @@ static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 	wqe->length = len;
 	wqe->local_done = false;
 	wqe->xrc_srqn = qp->s_xrc_srqn;
+	if (softrvt_fill_swqe_nosge(wqe, wr))
+		return;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND_WITH_INV:
 	case IB_WR_LOCAL_INV:
 		wqe->rkey = wr->ex.invalidate_rkey;
 		break;
-	case IB_WR_REG_MR:
-		wqe->reg_mr = ibmr_to_rvtmr(reg_wr(wr)->mr);
-		wqe->reg_access = reg_wr(wr)->access;
-		wqe->rkey = reg_wr(wr)->key;
-		wqe->num_sge = 0;
-		return;
-	case IB_WR_BIND_MW: {
-		const struct softrvt_bind_wr *bind =
-			container_of(wr, struct softrvt_bind_wr, wr);
-
-		wqe->rkey = bind->rkey;
-		wqe->bind_lkey = bind->mr_lkey;
-		wqe->remote_addr = bind->addr;
-		wqe->bind_len = bind->length;
-		wqe->reg_access = bind->access;
-		wqe->num_sge = 0;
-		return;
-	}
-	case IB_WR_FLUSH:
-	case IB_WR_ATOMIC_WRITE: {
-		const struct softrvt_placement_send_wr *pwr =
-			container_of(wr, struct softrvt_placement_send_wr, wr);
-
-		wqe->remote_addr = pwr->remote_addr;
-		wqe->rkey = pwr->rkey;
-		wqe->compare_add = pwr->value;
-		wqe->flush_type = pwr->flush_type;
-		wqe->flush_level = pwr->flush_level;
-		wqe->num_sge = 0;
-		return;
-	}
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
@@ -1001,7 +1036,7 @@ static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 	default:
 		break;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+	if (softrvt_is_ud_type(qp->ibqp.qp_type)) {
 		struct softrvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
 
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
@@ -1010,28 +1045,7 @@ static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 		wqe->av = ah->av;
 		wqe->local = ah->local;
 	}
-
-	if (is_inline) {
-		char *p = (char *)wqe->sg_list;
-
-		if (user_inline) {
-			memcpy(p, user_inline, len);
-		} else {
-			for (i = 0; i < wr->num_sge; i++) {
-				memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
-				       wr->sg_list[i].length);
-				p += wr->sg_list[i].length;
-			}
-		}
-		wqe->num_sge = 0;
-		return;
-	}
-	for (i = 0; i < wr->num_sge; i++) {
-		wqe->sg_list[i].addr = wr->sg_list[i].addr;
-		wqe->sg_list[i].length = wr->sg_list[i].length;
-		wqe->sg_list[i].lkey = wr->sg_list[i].lkey;
-	}
-	wqe->num_sge = wr->num_sge;
+	softrvt_fill_swqe_sges(wqe, wr, len, is_inline, user_inline);
 }
 
 /* Post a list of WRs; @own: as in softrvt_check_send_wr(). */
