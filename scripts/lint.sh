@@ -157,6 +157,16 @@ sys.exit(bad)
 PY
 result "$?" "lint: every function of loc.h is under the file that defines it"
 
+# No function of the driver is longer than 100 lines, its braces
+# included: one rule a function, short enough to read whole.
+long=$(cd "$TOP/drivers/infiniband/sw/softrvt" && awk '
+	FNR == 1 { start = 0 }
+	/^[a-z].*\(/ && !/;$/ { start = FNR; name = $0 }
+	/^}/ && start { if (FNR - start + 1 > 100) print FILENAME ": " name; start = 0 }
+' ./*.c)
+[ -z "$long" ] || log "functions over 100 lines: $long"
+result "$([ -z "$long" ]; echo $?)" "lint: no function of the driver over 100 lines"
+
 # Every file starts with its SPDX line (after a #! line for scripts).
 bad=0
 while read -r f; do
