@@ -15,8 +15,6 @@ usage: wire-av-sqd.py REQ-DEV REQ-GID-INDEX RESP-DEV RESP-GID-INDEX [ROUNDS
 CHANGES new paths a round (default 20).  Prints TAP lines.
 """
 
-import json
-import subprocess
 import sys
 import time
 
@@ -28,6 +26,8 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
+
+import roce
 
 req_dev, req_gid = sys.argv[1], int(sys.argv[2])
 resp_dev, resp_gid = sys.argv[3], int(sys.argv[4])
@@ -48,10 +48,7 @@ def report(name, problems):
 
 
 def drops(dev):
-    out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
-                          dev + "/1"], capture_output=True, text=True,
-                         check=True).stdout
-    return json.loads(out)[0].get("drop_bad_addr", 0)
+    return roce.counters(dev).get("drop_bad_addr", 0)
 
 
 class Side:

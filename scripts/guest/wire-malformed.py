@@ -17,70 +17,31 @@ namespace DEV-NS on DEV-NETDEV, and SGID-INDEX the index of DST's GID on
 it; NETDEV is the sender's end of the link.  Prints TAP lines.
 """
 
-import json
 import socket
 import struct
 import subprocess
 import sys
 import time
-import zlib
+
+import roce
+from roce import bth, deth
 
 dev, src, dst = sys.argv[1:4]
 sgid_index = int(sys.argv[4])
 dev_ns, dev_netdev, netdev = sys.argv[5:8]
-PORT = 4791
 tests = 0
 failed = 0
 
 
 def counters():
-    out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
-                          dev + "/1"], capture_output=True, text=True,
-                         check=True).stdout
-    data = json.loads(out)[0]
-    return {k: v for k, v in data.items() if isinstance(v, int)}
+    return roce.counters(dev)
 
 
 FORGED_SRC = "198.18.12.99"  # on the link, but nobody's peer
 
 
-def ip4(payload_len, ident, saddr=None):
-    return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + payload_len, ident,
-                       0x4000, 64, socket.IPPROTO_UDP, 0,
-                       socket.inet_aton(saddr or src), socket.inet_aton(dst))
-
-
-def icrc(ip, udp, rest):
-    """The RoCEv2 ICRC: CRC-32 over ones for the LRH and the masked headers."""
-    mip = bytearray(ip)
-    mip[1] = 0xff            # TOS
-    mip[8] = 0xff            # TTL
-    mip[10:12] = b"\xff\xff"  # header checksum
-    mudp = bytearray(udp)
-    mudp[6:8] = b"\xff\xff"  # UDP checksum
-    mrest = bytearray(rest)
-    mrest[4] = 0xff          # FECN, BECN, reserved bits of the BTH
-    return struct.pack("<I", zlib.crc32(b"\xff" * 8 + bytes(mip) +
-                                        bytes(mudp) + bytes(mrest)))
-
-
 def packet(bth_and_rest, good_icrc=True, ident=0x1234, saddr=None):
-    ulen = 8 + len(bth_and_rest) + 4
-    ip = ip4(ulen, ident, saddr)
-    udp = struct.pack("!HHHH", 50000, PORT, ulen, 0)
-    crc = icrc(ip, udp, bth_and_rest)
-    if not good_icrc:
-        crc = bytes(b ^ 0x5a for b in crc)
-    return ip + udp + bth_and_rest + crc
-
-
-def bth(opcode, qpn, psn=0, pad=0, pkey=0xffff):
-    return struct.pack("!BBHII", opcode, pad << 4, pkey, qpn & 0xffffff,
-                       psn)
-
-
-def deth(qkey, sqp):
-    return struct.pack("!II", qkey, sqp)
+    return roce.packet(saddr or src, dst, bth_and_rest, good_icrc, ident)
 
 
 sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
@@ -414,7 +375,7 @@ class Responses:
         ihl = (p[0] & 0xf) * 4
         if len(p) < ihl + 8 + 12 + 4 or p[9] != socket.IPPROTO_UDP or \
                 p[12:16] != socket.inet_aton(dst) or \
-                struct.unpack("!H", p[ihl + 2:ihl + 4])[0] != PORT:
+                struct.unpack("!H", p[ihl + 2:ihl + 4])[0] != roce.PORT:
             return
         b = p[ihl + 8:]
         opcode, flags = b[0], b[1]

@@ -18,13 +18,13 @@ Run in the sender's network namespace; DEV is the receiving device; the
 link needs an MTU of 9000.  Prints TAP lines.
 """
 
-import json
 import socket
-import struct
 import subprocess
 import sys
 import time
-import zlib
+
+import roce
+from roce import delta
 
 import pyverbs.enums as e
 from pyverbs.cq import CQ
@@ -51,16 +51,7 @@ def ok(cond, name, detail=""):
 
 
 def counters():
-    out = subprocess.run(["rdma", "-j", "statistic", "show", "link",
-                          dev + "/1"], capture_output=True, text=True,
-                         check=True).stdout
-    data = json.loads(out)[0]
-    return {k: v for k, v in data.items() if isinstance(v, int)}
-
-
-def delta(before, after):
-    return {k: after[k] - before.get(k, 0) for k in after
-            if after[k] != before.get(k, 0)}
+    return roce.counters(dev)
 
 
 def rx_queued():
@@ -74,23 +65,8 @@ def rx_queued():
 
 def ud_packet(qpn):
     """A UD SEND_ONLY of PAYLOAD bytes, with its ICRC."""
-    rest = (struct.pack("!BBHII", 0x64, 0, 0xffff, qpn, 0) +
-            struct.pack("!II", QKEY, 5) + b"\x5a" * PAYLOAD)
-    ulen = 8 + len(rest) + 4
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, 0x1234, 0x4000,
-                     64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
-                     socket.inet_aton(dst))
-    udp = struct.pack("!HHHH", 50000, 4791, ulen, 0)
-    mip = bytearray(ip)
-    mip[1] = 0xff
-    mip[8] = 0xff
-    mip[10:12] = b"\xff\xff"
-    mudp = bytearray(udp)
-    mudp[6:8] = b"\xff\xff"
-    mrest = bytearray(rest)
-    mrest[4] = 0xff
-    crc = zlib.crc32(b"\xff" * 8 + bytes(mip) + bytes(mudp) + bytes(mrest))
-    return ip + udp + rest + struct.pack("<I", crc)
+    return roce.packet(src, dst, roce.bth(0x64, qpn) + roce.deth(QKEY, 5) +
+                       b"\x5a" * PAYLOAD)
 
 
 HOLD = "/sys/kernel/debug/softrvt/rx_hold"
