@@ -528,21 +528,17 @@ rc_case("a QP whose peer is on its own device takes nothing from the wire",
         ("drop_bad_addr",), RTR, None, dgid=gid_of(dst))
 
 
-def forged_ack_case():
-    """An RC requester with a SEND outstanding to a peer that never answers:
-    an ACK for it from another address must not complete it; the same ACK
-    from the peer's address does."""
-    global tests, failed
+def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024, timeout=18):
+    """An RC QP in RTS whose peer, PEER_QPN at SRC, is this script; it
+    resends after 4.096 us << TIMEOUT, 7 times."""
     cq = CQ(ctx, 8)
     qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
-                           cap=QPCap(max_send_wr=1, max_recv_wr=1)))
-    attr = QPAttr(path_mtu=e.IBV_MTU_1024)
+                           cap=QPCap(max_send_wr=2, max_recv_wr=1)))
+    attr = QPAttr(path_mtu=path_mtu)
     attr.dest_qp_num = PEER_QPN
     attr.rq_psn = RQ_PSN
-    attr.sq_psn = 200
-    # 8.6 s a retry, 7 of them: the test is done long before, however
-    # busy the machine.
-    attr.timeout = 21
+    attr.sq_psn = sq_psn
+    attr.timeout = timeout
     attr.retry_cnt = 7
     attr.max_rd_atomic = 1
     attr.max_dest_rd_atomic = 1
@@ -550,6 +546,17 @@ def forged_ack_case():
                           gr=GlobalRoute(dgid=GID(peer_gid),
                                          sgid_index=sgid_index))
     qp.to_rts(attr)
+    return qp, cq
+
+
+def forged_ack_case():
+    """An RC requester with a SEND outstanding to a peer that never answers:
+    an ACK for it from another address must not complete it; the same ACK
+    from the peer's address does."""
+    global tests, failed
+    # 8.6 s a retry, 7 of them: the test is done long before, however
+    # busy the machine.
+    qp, cq = rc_requester(200, timeout=21)
     from pyverbs.wr import SendWR
     qp.post_send(SendWR(wr_id=9, num_sge=1,
                         sg=[SGE(mr.buf, 8, mr.lkey)]))
@@ -578,27 +585,6 @@ def forged_ack_case():
 
 
 forged_ack_case()
-
-
-def rc_requester(sq_psn, path_mtu=e.IBV_MTU_1024, timeout=18):
-    """An RC QP in RTS whose peer, PEER_QPN at SRC, is this script; it
-    resends after 4.096 us << TIMEOUT, 7 times."""
-    cq = CQ(ctx, 8)
-    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
-                           cap=QPCap(max_send_wr=2, max_recv_wr=1)))
-    attr = QPAttr(path_mtu=path_mtu)
-    attr.dest_qp_num = PEER_QPN
-    attr.rq_psn = RQ_PSN
-    attr.sq_psn = sq_psn
-    attr.timeout = timeout
-    attr.retry_cnt = 7
-    attr.max_rd_atomic = 1
-    attr.max_dest_rd_atomic = 1
-    attr.ah_attr = AHAttr(is_global=1, port_num=1,
-                          gr=GlobalRoute(dgid=GID(peer_gid),
-                                         sgid_index=sgid_index))
-    qp.to_rts(attr)
-    return qp, cq
 
 
 def set_mtu(mtu):
