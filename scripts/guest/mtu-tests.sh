@@ -36,15 +36,12 @@ mtu_drop_under_stream() {
 	wire_log mtu-drop
 	log=$REPLY
 	mtu_link 9000
-	(ns_spawn ns1 timeout 300 ibv_rc_pingpong -d softrvt1 -g "$ig1" \
-		-m 2048 -s 1048576 -n 8 -c) > "$log.server" 2>&1 &
-	spid=$!
-	if ! wait_for 300 tcp_listening 18515 "$spid"; then
-		kill "$spid" 2>/dev/null
+	if ! wire_server "$name" "$log.server" ns1 timeout 300 \
+		ibv_rc_pingpong -d softrvt1 -g "$ig1" -m 2048 -s 1048576 -n 8 -c; then
 		mtu_link 1500
-		fail "$name (server did not listen)"
 		return
 	fi
+	spid=$WIRE_SPID
 	echo "softrvt1 1" > "$hold"
 	(ns_spawn ns2 timeout 300 ibv_rc_pingpong -d softrvt2 -g "$ig2" \
 		-m 2048 -s 1048576 -n 8 -c 198.18.12.1) > "$log.client" 2>&1 &
@@ -78,15 +75,12 @@ mtu_route_too_small() {
 	log=$REPLY
 	ip -n ns2 route add 198.18.12.1/32 dev w1 mtu 1000
 	n0=$(dev_counter ns2 softrvt2 tx_too_big)
-	(ns_spawn ns1 timeout 120 ibv_rc_pingpong -d softrvt1 -g "$ig1" \
-		-s 4096 -n 5) > "$log.server" 2>&1 &
-	spid=$!
-	if ! wait_for 300 tcp_listening 18515 "$spid"; then
-		kill "$spid" 2>/dev/null
-		fail "$name (server did not listen)"
+	if ! wire_server "$name" "$log.server" ns1 timeout 120 \
+		ibv_rc_pingpong -d softrvt1 -g "$ig1" -s 4096 -n 5; then
 		ip -n ns2 route del 198.18.12.1/32 dev w1
 		return
 	fi
+	spid=$WIRE_SPID
 	ns_exec ns2 timeout 120 ibv_rc_pingpong -d softrvt2 -g "$ig2" \
 		-s 4096 -n 5 198.18.12.1 > "$log.client" 2>&1
 	crc=$?

@@ -171,6 +171,21 @@ wire_args() { # DEV ADDR ARGS...
 	wire_subst "$dev" "$gid" "$@"
 }
 
+# Start a verbs tool's server in NS, its output in LOG, and wait until it
+# listens on the tools' TCP port (18515): its process in WIRE_SPID.  If it
+# does not, it is stopped, NAME fails, and this returns 1.
+wire_server() { # NAME LOG NS CMD...
+	local name=$1 log=$2 ns=$3
+	shift 3
+	(ns_spawn "$ns" "$@") > "$log" 2>&1 &
+	WIRE_SPID=$!
+	wait_for 300 tcp_listening 18515 "$WIRE_SPID" && return 0
+	kill "$WIRE_SPID" 2>/dev/null
+	wait "$WIRE_SPID"
+	fail "$name (server did not listen)"
+	return 1
+}
+
 # A test passes if its server and its client both exited 0 and the
 # client's output matches WANT; else show the end of both logs.
 wire_judge() { # NAME WANT LOG CLIENT-STATUS SERVER-STATUS
@@ -199,19 +214,12 @@ wire_pair() {
 	sargs=("${WIRE_ARGS[@]}")
 	wire_args "$cdev" "$caddr" "$@"
 	cargs=("${WIRE_ARGS[@]}")
-	(ns_spawn "$sns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}") \
-		> "$log.server" 2>&1 &
-	local spid=$!
-	if ! wait_for 300 tcp_listening 18515 "$spid"; then
-		kill "$spid" 2>/dev/null
-		wait "$spid"
-		fail "$name (server did not listen)"
-		return
-	fi
+	wire_server "$name" "$log.server" "$sns" \
+		timeout "${WIRE_TIMEOUT:-180}" "$prog" "${sargs[@]}" || return
 	ns_exec "$cns" timeout "${WIRE_TIMEOUT:-180}" "$prog" "${cargs[@]}" \
 		"${WIRE_TCP_ADDR:-$saddr}" > "$log.client" 2>&1
 	local crc=$?
-	wait "$spid"
+	wait "$WIRE_SPID"
 	wire_judge "$name" "$want" "$log" "$crc" "$?"
 }
 
@@ -222,20 +230,13 @@ wire_pair() {
 # path MTU.  The three must exit 0 and print "success".
 # usage: xsrq_trio NAME LOG SNS CNS SERVER-ADDR SERVER-ARGS... -- CLIENT-ARGS...
 xsrq_trio() {
-	local name=$1 log=$2 sns=$3 cns=$4 saddr=$5 sargs=() spid c1 rs r1 r2
+	local name=$1 log=$2 sns=$3 cns=$4 saddr=$5 sargs=() c1 rs r1 r2
 	shift 5
 	while [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	shift
 	rm -f /tmp/xrc_domain
-	(ns_spawn "$sns" timeout 180 ibv_xsrq_pingpong "${sargs[@]}" -c 2) \
-		> "$log.server" 2>&1 &
-	spid=$!
-	if ! wait_for 300 tcp_listening 18515 "$spid"; then
-		kill "$spid" 2>/dev/null
-		wait "$spid"
-		fail "$name (server did not listen)"
-		return
-	fi
+	wire_server "$name" "$log.server" "$sns" \
+		timeout 180 ibv_xsrq_pingpong "${sargs[@]}" -c 2 || return
 	ns_exec "$cns" timeout 180 ibv_xsrq_pingpong "$@" "$saddr" \
 		> "$log.client1" 2>&1 &
 	c1=$!
@@ -244,7 +245,7 @@ xsrq_trio() {
 	r2=$?
 	wait "$c1"
 	r1=$?
-	wait "$spid"
+	wait "$WIRE_SPID"
 	rs=$?
 	if [ "$rs$r1$r2" = 000 ] && grep -qx success "$log.server" &&
 	   grep -qx success "$log.client1" &&
