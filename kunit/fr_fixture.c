@@ -119,7 +119,7 @@ struct softrvt_mr *softrvt_fr_alloc(struct kunit *test,
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
 	ibmr->device = pd->device;
 	ibmr->type = IB_MR_TYPE_MEM_REG;
-	return ibmr_to_rvtmr(ibmr);
+	return softrvt_to_mr(ibmr);
 }
 
 /*

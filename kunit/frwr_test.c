@@ -48,7 +48,7 @@ static void alloc_mr_type_and_size(struct kunit *test)
 	ibmr = softrvt_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, SOFTRVT_MAX_FAST_REG_PAGES);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(ibmr));
 	ibmr->device = f->pd->device;
-	f->mr = ibmr_to_rvtmr(ibmr);
+	f->mr = softrvt_to_mr(ibmr);
 	KUNIT_EXPECT_EQ(test, ibmr->lkey, ibmr->rkey);
 	/* Born invalid: its key finds nothing. */
 	KUNIT_EXPECT_FALSE(test, softrvt_fr_key_finds(f, ibmr->rkey, 0, 0, 0));

@@ -114,7 +114,7 @@ static void refill_comp(struct ib_cq *ibcq, void *ctx)
 	f->completions++;
 	if (f->refills) {
 		f->refills--;
-		wqe = rvt_get_rwqe_ptr(rq, head % rq->size);
+		wqe = softrvt_rwqe_ptr(rq, head % rq->size);
 		wqe->wr_id = 0xbad0000 + f->refills;
 		wqe->num_sge = 0;
 		/* Release: the WQE before the index, as a provider does. */

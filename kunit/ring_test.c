@@ -122,7 +122,7 @@ static void post_single_wr(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, bad);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 1);
 	KUNIT_EXPECT_EQ(test, f->srq->rq.tail, 0);
-	expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, 0), 42);
+	expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, 0), 42);
 
 	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 	expect_wqe(test, f->wqe, 42);
@@ -142,7 +142,7 @@ static void post_long_chain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, softrvt_srq_ops.post_srq_recv(&f->srq->ibsrq, wr, &bad), 0);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), n);
 	for (i = 0; i < n; i++)
-		expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, i), 1000 + i);
+		expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, i), 1000 + i);
 	for (i = 0; i < n; i++) {
 		KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
 		expect_wqe(test, f->wqe, 1000 + i);
@@ -162,14 +162,14 @@ static void post_chain_bad_sge_in_middle(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[3]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 3);
-	expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, 0), 7);
-	expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, 1), 8);
-	expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, 2), 9);
+	expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, 0), 7);
+	expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, 1), 8);
+	expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, 2), 9);
 	/* Nothing of the bad WR or the ones after it reached the ring. */
-	slot = rvt_get_rwqe_ptr(&f->srq->rq, 3);
+	slot = softrvt_rwqe_ptr(&f->srq->rq, 3);
 	KUNIT_EXPECT_EQ(test, slot->wr_id, 0);
 	KUNIT_EXPECT_EQ(test, slot->num_sge, 0);
-	slot = rvt_get_rwqe_ptr(&f->srq->rq, 4);
+	slot = softrvt_rwqe_ptr(&f->srq->rq, 4);
 	KUNIT_EXPECT_EQ(test, slot->wr_id, 0);
 
 	/* A negative num_sge is as bad as a large one. */
@@ -193,7 +193,7 @@ static void post_ring_full(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, bad, &wr[8]);
 	KUNIT_EXPECT_EQ(test, ring_head(f->srq), 8);
 	for (i = 0; i < 8; i++)
-		expect_wqe(test, rvt_get_rwqe_ptr(&f->srq->rq, i), 100 + i);
+		expect_wqe(test, softrvt_rwqe_ptr(&f->srq->rq, i), 100 + i);
 
 	/* One slot freed: exactly one more WR fits, the next is refused. */
 	KUNIT_ASSERT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), 0);
@@ -579,7 +579,7 @@ static void user_corrupt_wqe_rejected(struct kunit *test)
 	struct softrvt_rq *rq = &f->srq->rq;
 
 	post_n(test, f, 2, 0);
-	rvt_get_rwqe_ptr(rq, 0)->num_sge = 200;
+	softrvt_rwqe_ptr(rq, 0)->num_sge = 200;
 	KUNIT_EXPECT_EQ(test, softrvt_srq_get_rwqe(f->srq, f->wqe), -EIO);
 	KUNIT_EXPECT_EQ(test, rq->tail, 0);
 }

@@ -48,8 +48,8 @@ bool softrvt_av_init(struct softrvt_dev_info *rdi, const struct rdma_ah_attr *at
 int softrvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		      struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibah->device);
-	struct softrvt_ah *ah = ibah_to_rvtah(ibah);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibah->device);
+	struct softrvt_ah *ah = softrvt_to_ah(ibah);
 	struct rdma_ah_attr *attr = init->ah_attr;
 
 	if (rdma_ah_get_port_num(attr) != 1 ||
@@ -73,7 +73,7 @@ int softrvt_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
  */
 int softrvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
-	*attr = ibah_to_rvtah(ibah)->attr;
+	*attr = softrvt_to_ah(ibah)->attr;
 	return 0;
 }
 
@@ -86,6 +86,6 @@ int softrvt_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
  */
 int softrvt_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	atomic_dec(&ib_to_rvt(ibah->device)->n_ahs);
+	atomic_dec(&softrvt_to_dev(ibah->device)->n_ahs);
 	return 0;
 }

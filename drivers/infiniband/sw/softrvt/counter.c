@@ -88,7 +88,7 @@ struct rdma_hw_stats *softrvt_alloc_hw_port_stats(struct ib_device *ibdev,
 int softrvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			 u32 port_num, int index)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibdev);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibdev);
 	int i;
 
 	for (i = 0; i < SOFTRVT_CNT_MAX; i++)
@@ -122,8 +122,8 @@ struct rdma_hw_stats *softrvt_counter_alloc_stats(struct rdma_counter *counter)
  */
 int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	struct softrvt_qp_counter *qc;
 	u32 id;
 	int ret;
@@ -164,7 +164,7 @@ int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
  */
 int softrvt_counter_unbind_qp(struct ib_qp *ibqp)
 {
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 
 	lockdep_assert_held(&ibqp->counter->lock);
 	RCU_INIT_POINTER(qp->counter, NULL);
@@ -183,7 +183,7 @@ int softrvt_counter_unbind_qp(struct ib_qp *ibqp)
  */
 int softrvt_counter_update_stats(struct rdma_counter *counter)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(counter->device);
 	struct softrvt_qp_counter *qc = xa_load(&rdi->counter_xa, counter->id);
 	int i;
 
@@ -203,7 +203,7 @@ int softrvt_counter_update_stats(struct rdma_counter *counter)
  */
 int softrvt_counter_dealloc(struct rdma_counter *counter)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(counter->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(counter->device);
 	struct softrvt_qp_counter *qc;
 
 	if (!counter->id)

@@ -279,8 +279,8 @@ int softrvt_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		      struct uverbs_attr_bundle *attrs)
 {
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibcq->device);
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibcq->device);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 	struct softrvt_cq_resp resp = {};
 	int ret;
 
@@ -326,10 +326,10 @@ err_count:
  */
 int softrvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 
 	softrvt_cq_cleanup(cq);
-	atomic_dec(&ib_to_rvt(ibcq->device)->n_cqs);
+	atomic_dec(&softrvt_to_dev(ibcq->device)->n_cqs);
 	return 0;
 }
 
@@ -345,7 +345,7 @@ int softrvt_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  */
 int softrvt_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *entry)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 	unsigned long flags;
 	int n = 0;
 
@@ -376,7 +376,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_poll_cq);
  */
 int softrvt_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 	unsigned long irqflags;
 	int ret = 0;
 	u32 tail;
@@ -402,7 +402,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_req_notify_cq);
  */
 static void softrvt_cq_settle(struct softrvt_cq *cq)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(cq->ibcq.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(cq->ibcq.device);
 	unsigned long index = 0;
 	struct softrvt_qp *qp;
 
@@ -427,7 +427,7 @@ static void softrvt_cq_settle(struct softrvt_cq *cq)
  */
 int softrvt_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 
 	if (cqe < 1 || cqe > SOFTRVT_MAX_CQE)
 		return -EINVAL;

@@ -85,12 +85,12 @@ static int softrvt_query_port(struct ib_device *ibdev, u32 port_num,
 	struct net_device *ndev;
 	int ret;
 
-	ndev = softrvt_get_netdev(ibdev, port_num, ib_to_rvt(ibdev)->ndev);
+	ndev = softrvt_get_netdev(ibdev, port_num, softrvt_to_dev(ibdev)->ndev);
 	if (!ndev)
 		return -ENODEV;
 
 	props->max_mtu = IB_MTU_4096;
-	props->active_mtu = READ_ONCE(ib_to_rvt(ibdev)->port_mtu);
+	props->active_mtu = READ_ONCE(softrvt_to_dev(ibdev)->port_mtu);
 	props->gid_tbl_len = SOFTRVT_PORT_GID_TBL_LEN;
 	props->pkey_tbl_len = 1;
 	props->max_msg_sz = SOFTRVT_MAX_MSG_SZ;
@@ -228,7 +228,7 @@ static void softrvt_disassociate_ucontext(struct ib_ucontext *uctx)
  */
 static void softrvt_dealloc_driver(struct ib_device *ibdev)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibdev);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibdev);
 
 	ibdev_dbg(ibdev, "removed\n");
 	softrvt_forget_dev(rdi);

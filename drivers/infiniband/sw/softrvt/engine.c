@@ -45,10 +45,14 @@ const u32 softrvt_rnr_usec[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
-/*
- * The local ACK timeout: 4.096 us << timeout (IB spec 9.7.6.1.3), where 0
- * means "wait for ever"; softrvt then waits the longest one, about 2.4 h
+/**
+ * softrvt_ack_timeout - the local ACK timeout of a QP attribute, in jiffies
+ * @timeout: the attribute: 4.096 us << timeout (IB spec 9.7.6.1.3)
+ *
+ * 0 means "wait for ever"; softrvt then waits the longest one, about 2.4 h,
  * rather than never giving up.
+ *
+ * Return: at least one jiffy.
  */
 unsigned long softrvt_ack_timeout(u8 timeout)
 {
@@ -148,7 +152,7 @@ void softrvt_send_complete(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 
 	if (status == IB_WC_SUCCESS && !(wqe->send_flags & IB_SEND_SIGNALED))
 		return;
-	softrvt_cq_enter(ibcq_to_rvtcq(qp->ibqp.send_cq), &wc, false);
+	softrvt_cq_enter(softrvt_to_cq(qp->ibqp.send_cq), &wc, false);
 }
 
 /* Whether a WQE's peer is on this device: no packets then. */
@@ -188,7 +192,7 @@ static bool softrvt_engine_rx(struct softrvt_qp *qp)
 	 * after this look.
 	 */
 	bool take = !skb_queue_empty_lockless(&qp->r_pkts) &&
-		    !READ_ONCE(ib_to_rvt(qp->ibqp.device)->rx_hold);
+		    !READ_ONCE(softrvt_to_dev(qp->ibqp.device)->rx_hold);
 	int budget = take ? SOFTRVT_RX_BUDGET : 0;
 	struct sk_buff *skb;
 

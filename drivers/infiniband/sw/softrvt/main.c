@@ -262,7 +262,7 @@ static int softrvt_client_add(struct ib_device *ibdev)
 
 static void softrvt_client_remove(struct ib_device *ibdev, void *client_data)
 {
-	softrvt_qp_fail_all(ib_to_rvt(ibdev));
+	softrvt_qp_fail_all(softrvt_to_dev(ibdev));
 }
 
 static struct ib_client softrvt_client = {

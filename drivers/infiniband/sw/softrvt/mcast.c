@@ -78,8 +78,8 @@ static int softrvt_mcast_slot(const struct softrvt_mcast_grp *grp,
  */
 int softrvt_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	struct softrvt_mcast_grp *grp, *new;
 	u8 mac[ETH_ALEN];
 	int ret = 0;
@@ -162,14 +162,14 @@ static void softrvt_mcast_free(struct softrvt_dev_info *rdi, struct softrvt_mcas
  */
 int softrvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
 	struct softrvt_mcast_grp *grp, *empty = NULL;
 	int slot = -1;
 
 	spin_lock_bh(&rdi->mcast_lock);
 	grp = softrvt_mcast_find(rdi, gid);
 	if (grp)
-		slot = softrvt_mcast_slot(grp, ibqp_to_rvtqp(ibqp));
+		slot = softrvt_mcast_slot(grp, softrvt_to_qp(ibqp));
 	if (slot >= 0)
 		empty = softrvt_mcast_take(rdi, grp, slot);
 	spin_unlock_bh(&rdi->mcast_lock);
@@ -187,7 +187,7 @@ int softrvt_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
  */
 void softrvt_mcast_detach_qp(struct softrvt_qp *qp)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	struct softrvt_mcast_grp *grp, *next;
 	LIST_HEAD(empty);
 	int slot;

@@ -24,7 +24,7 @@ struct softrvt_mmap_entry {
 };
 
 static struct softrvt_mmap_entry *
-to_rvt_mmap_entry(struct rdma_user_mmap_entry *entry)
+softrvt_to_mmap_entry(struct rdma_user_mmap_entry *entry)
 {
 	return container_of(entry, struct softrvt_mmap_entry, rdma_entry);
 }
@@ -92,7 +92,7 @@ int softrvt_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
 		return -EINVAL;
-	e = to_rvt_mmap_entry(entry);
+	e = softrvt_to_mmap_entry(entry);
 	if (!e->writable) {
 		if (vma->vm_flags & VM_WRITE) {
 			ret = -EPERM;
@@ -112,7 +112,7 @@ out:
  */
 void softrvt_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	struct softrvt_mmap_entry *e = to_rvt_mmap_entry(entry);
+	struct softrvt_mmap_entry *e = softrvt_to_mmap_entry(entry);
 
 	vfree(e->obj);
 	kfree(e);

@@ -247,7 +247,7 @@ struct softrvt_mr *softrvt_mr_get(struct softrvt_dev_info *rdi, u32 key)
 int softrvt_mr_lookup(struct ib_pd *pd, u32 key, u64 iova, u64 len, int access,
 		      struct softrvt_mr **mr)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(pd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(pd->device);
 	struct softrvt_mr *m;
 
 	if (key == 0) {
@@ -378,7 +378,7 @@ u64 softrvt_mr_atomic(struct softrvt_dev_info *rdi, struct softrvt_mr *mr,
  */
 struct ib_mr *softrvt_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibpd->device);
 	struct softrvt_mr *mr;
 
 	if (ibpd->uobject)
@@ -428,7 +428,7 @@ static int softrvt_mr_collect_pages(struct softrvt_mr *mr)
 struct ib_mr *softrvt_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				  u64 iova, int access, struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibpd->device);
 	struct ib_umem *umem;
 	struct softrvt_mr *mr;
 	int ret;
@@ -486,8 +486,8 @@ struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				    u64 length, u64 iova, int access,
 				    struct ib_pd *pd, struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibmr->device);
-	struct softrvt_mr *old = ibmr_to_rvtmr(ibmr);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibmr->device);
+	struct softrvt_mr *old = softrvt_to_mr(ibmr);
 	struct softrvt_mr *new;
 	unsigned long irqflags;
 	struct ib_mr *mr;
@@ -523,7 +523,7 @@ struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	 * The key is set before the MR is published at the old key's
 	 * index; the new MR's own index was never handed out.
 	 */
-	new = ibmr_to_rvtmr(mr);
+	new = softrvt_to_mr(mr);
 	own_key = new->key;
 	new->key = old->key;
 	new->ibmr.lkey = old->ibmr.lkey;
@@ -548,7 +548,7 @@ struct ib_mr *softrvt_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
  */
 int softrvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = softrvt_to_mr(ibmr);
 	struct ib_umem *umem = mr->umem;
 	unsigned long flags;
 	bool busy;
@@ -560,7 +560,7 @@ int softrvt_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	spin_unlock_irqrestore(&mr->lock, flags);
 	if (busy)
 		return -EBUSY;
-	softrvt_free_mr(ib_to_rvt(ibmr->device), mr);
+	softrvt_free_mr(softrvt_to_dev(ibmr->device), mr);
 	ib_umem_release(umem);
 	return 0;
 }
@@ -580,7 +580,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_dereg_mr);
 struct ib_mr *softrvt_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 			       u32 max_num_sg)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibpd->device);
 	struct softrvt_mr *mr;
 
 	if (mr_type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
@@ -604,7 +604,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_alloc_mr);
 
 static int softrvt_set_page(struct ib_mr *ibmr, u64 addr)
 {
-	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = softrvt_to_mr(ibmr);
 
 	if (mr->fr_mapped == mr->fr_max)
 		return -ENOMEM;
@@ -635,7 +635,7 @@ static int softrvt_set_page(struct ib_mr *ibmr, u64 addr)
 int softrvt_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		      unsigned int *sg_offset)
 {
-	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = softrvt_to_mr(ibmr);
 
 	mr->fr_mapped = 0;
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, softrvt_set_page);
@@ -721,7 +721,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_mr_fast_reg);
  */
 int softrvt_mr_invalidate(struct ib_pd *pd, u32 key)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(pd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(pd->device);
 	unsigned long flags;
 	struct softrvt_mr *m;
 	int ret = 0;

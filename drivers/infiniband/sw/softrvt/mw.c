@@ -56,8 +56,8 @@ static struct softrvt_mw *softrvt_mw_find(struct softrvt_dev_info *rdi, u32 key)
  */
 int softrvt_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibmw->device);
-	struct softrvt_mw *mw = ibmw_to_rvtmw(ibmw);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibmw->device);
+	struct softrvt_mw *mw = softrvt_to_mw(ibmw);
 	int ret;
 
 	if (atomic_inc_return(&rdi->n_mws) > SOFTRVT_MAX_MW) {
@@ -108,8 +108,8 @@ static void softrvt_mw_unbind_locked(struct softrvt_mw *mw)
  */
 int softrvt_dealloc_mw(struct ib_mw *ibmw)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibmw->device);
-	struct softrvt_mw *mw = ibmw_to_rvtmw(ibmw);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibmw->device);
+	struct softrvt_mw *mw = softrvt_to_mw(ibmw);
 	unsigned long flags;
 
 	softrvt_key_free(rdi, mw->key);
@@ -178,7 +178,7 @@ static bool softrvt_mw_may_bind(const struct softrvt_qp *qp, const struct softrv
  */
 enum ib_wc_status softrvt_mw_bind(struct softrvt_qp *qp, const struct softrvt_swqe *wqe)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	int access = wqe->reg_access & ~IB_ACCESS_OPTIONAL;
 	enum ib_wc_status status = IB_WC_MW_BIND_ERR;
 	struct softrvt_mr *mr = NULL;
@@ -258,7 +258,7 @@ static bool softrvt_mw_allows(const struct softrvt_mw *mw, const struct softrvt_
 int softrvt_rkey_lookup(struct softrvt_qp *qp, u32 rkey, u64 iova, u64 len,
 			int access, struct softrvt_mr **mr)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	unsigned long flags;
 	struct softrvt_mw *mw;
 	int ret = -EACCES;
@@ -292,7 +292,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_rkey_lookup);
  */
 static int softrvt_mw_invalidate(struct softrvt_qp *qp, u32 rkey)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	unsigned long flags;
 	struct softrvt_mw *mw;
 	int ret = 0;
@@ -349,7 +349,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_rkey_invalidate);
  */
 void softrvt_mw_unbind_qp(struct softrvt_qp *qp)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	unsigned long index, flags;
 	void *entry;
 

@@ -543,7 +543,7 @@ static int softrvt_push_hdrs(struct softrvt_qp *qp, const struct softrvt_av *av,
 			     struct dst_cache *cache, u16 sport, bool ipv6,
 			     u32 ulen, u32 seg, struct sk_buff *skb)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	struct dst_entry *dst;
 	struct udphdr *udph;
 
@@ -606,7 +606,7 @@ static int softrvt_push_hdrs(struct softrvt_qp *qp, const struct softrvt_av *av,
  */
 static int softrvt_local_out(struct softrvt_qp *qp, bool ipv6, struct sk_buff *skb)
 {
-	struct net *net = dev_net(ib_to_rvt(qp->ibqp.device)->ndev);
+	struct net *net = dev_net(softrvt_to_dev(qp->ibqp.device)->ndev);
 	int ret;
 
 	migrate_disable();
@@ -665,7 +665,7 @@ static int softrvt_put_icrc(struct sk_buff *skb, bool ipv6)
 int softrvt_xmit(struct softrvt_qp *qp, const struct softrvt_av *av,
 		 struct dst_cache *cache, u16 sport, struct sk_buff *skb)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	bool ipv6 = softrvt_av_is_ipv6(av);
 	/* A paged packet has the room for its ICRC in its length. */
 	u32 payload = skb->len -
@@ -730,7 +730,7 @@ void softrvt_train_limit(struct softrvt_qp *qp, const struct softrvt_av *av,
 	if (!softrvt_av_is_ipv6(av))
 		return;
 	local_bh_disable();
-	dst = softrvt_route(ib_to_rvt(qp->ibqp.device), av, true, cache);
+	dst = softrvt_route(softrvt_to_dev(qp->ibqp.device), av, true, cache);
 	local_bh_enable();
 	if (!dst)
 		return;
@@ -826,7 +826,7 @@ static void softrvt_train_count(struct softrvt_qp *qp, const u8 *pkt, u32 left,
 				u32 seg_len, int err)
 {
 	bool sent = !err;
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	struct softrvt_pkt parsed;
 
 	while (left) {

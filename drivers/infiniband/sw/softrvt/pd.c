@@ -15,7 +15,7 @@
  */
 int softrvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibpd->device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibpd->device);
 
 	if (atomic_inc_return(&rdi->n_pds) > SOFTRVT_MAX_PD) {
 		atomic_dec(&rdi->n_pds);
@@ -33,6 +33,6 @@ int softrvt_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
  */
 int softrvt_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	atomic_dec(&ib_to_rvt(ibpd->device)->n_pds);
+	atomic_dec(&softrvt_to_dev(ibpd->device)->n_pds);
 	return 0;
 }

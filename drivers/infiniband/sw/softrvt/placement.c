@@ -70,7 +70,7 @@ int softrvt_placement_flush(struct softrvt_qp *qp, u32 rkey, u64 iova, u32 len,
 		return -EACCES;
 	if (level == IB_FLUSH_MR) {
 		/* Its range is ignored (oA19-9): the region names itself. */
-		mr = softrvt_mr_get(ib_to_rvt(qp->ibqp.device), rkey);
+		mr = softrvt_mr_get(softrvt_to_dev(qp->ibqp.device), rkey);
 		if (!mr)
 			return -EACCES;
 		iova = READ_ONCE(mr->iova);

@@ -309,8 +309,8 @@ static int softrvt_qp_map_user(struct softrvt_qp *qp, struct ib_udata *udata)
 int softrvt_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		      struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	int ret;
 
 	ret = softrvt_qp_check_type(init, udata);
@@ -425,7 +425,7 @@ static void softrvt_qp_store_attr(struct softrvt_qp *qp, const struct ib_qp_attr
  */
 void softrvt_qp_flush_rq(struct softrvt_qp *qp)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(qp->ibqp.recv_cq);
+	struct softrvt_cq *cq = softrvt_to_cq(qp->ibqp.recv_cq);
 	struct ib_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
@@ -658,7 +658,7 @@ static void softrvt_qp_state_moved(struct softrvt_qp *qp, enum ib_qp_state cur,
 int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		      struct ib_udata *udata)
 {
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	bool set_av = (attr_mask & IB_QP_AV) &&
 		      !softrvt_is_ud_type(ibqp->qp_type);
 	enum ib_qp_state cur, new;
@@ -681,7 +681,7 @@ int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask
 	if (ret)
 		goto unlock;
 	if (set_av) {
-		local = softrvt_av_init(ib_to_rvt(ibqp->device), &attr->ah_attr,
+		local = softrvt_av_init(softrvt_to_dev(ibqp->device), &attr->ah_attr,
 					attr->ah_attr.grh.sgid_attr, &av);
 		/*
 		 * The engine reads the path without s_lock, and it still
@@ -697,7 +697,7 @@ int softrvt_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask
 	 * A departing device's QPs stay in ERR: softrvt_qp_fail_all() sets dying
 	 * before it takes each QP's s_lock to move it there.
 	 */
-	if (READ_ONCE(ib_to_rvt(ibqp->device)->dying) && new != IB_QPS_ERR) {
+	if (READ_ONCE(softrvt_to_dev(ibqp->device)->dying) && new != IB_QPS_ERR) {
 		spin_unlock_irq(&qp->s_lock);
 		ret = -ENODEV;
 		goto unlock_engine;
@@ -762,7 +762,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_modify_qp);
 int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 		     struct ib_qp_init_attr *init)
 {
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 
 	mutex_lock(&qp->state_mutex);
 	*attr = qp->attr;
@@ -798,8 +798,8 @@ int softrvt_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
  */
 int softrvt_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 
 	softrvt_mcast_detach_qp(qp);
 	softrvt_qp_unpublish(rdi, qp);
@@ -939,7 +939,7 @@ static bool softrvt_fill_swqe_nosge(struct softrvt_swqe *wqe,
 
 	switch (wr->opcode) {
 	case IB_WR_REG_MR:
-		wqe->reg_mr = ibmr_to_rvtmr(reg_wr(wr)->mr);
+		wqe->reg_mr = softrvt_to_mr(reg_wr(wr)->mr);
 		wqe->reg_access = reg_wr(wr)->access;
 		wqe->rkey = reg_wr(wr)->key;
 		break;
@@ -1037,7 +1037,7 @@ static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 		break;
 	}
 	if (softrvt_is_ud_type(qp->ibqp.qp_type)) {
-		struct softrvt_ah *ah = ibah_to_rvtah(ud_wr(wr)->ah);
+		struct softrvt_ah *ah = softrvt_to_ah(ud_wr(wr)->ah);
 
 		wqe->remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->remote_qkey = ud_wr(wr)->remote_qkey;
@@ -1052,8 +1052,8 @@ static void softrvt_fill_swqe(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 static int softrvt_post_wrs(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			    const struct ib_send_wr **bad_wr, bool own)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibqp->device);
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibqp->device);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	char *user_inline = NULL;
 	unsigned long flags;
 	int ret = 0;
@@ -1187,7 +1187,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_post_local_wr);
 int softrvt_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	int ret;
 
 	if (!softrvt_qp_has_rq(qp) || READ_ONCE(qp->state) == IB_QPS_RESET) {

@@ -251,7 +251,7 @@ struct sk_buff *softrvt_rx_dequeue(struct softrvt_qp *qp)
 
 	if (skb)
 		atomic_long_sub(skb->truesize,
-				&ib_to_rvt(qp->ibqp.device)->rx_queued);
+				&softrvt_to_dev(qp->ibqp.device)->rx_queued);
 	return skb;
 }
 EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_dequeue);
@@ -266,7 +266,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_dequeue);
  */
 void softrvt_rx_unget(struct softrvt_qp *qp, struct sk_buff *skb)
 {
-	atomic_long_add(skb->truesize, &ib_to_rvt(qp->ibqp.device)->rx_queued);
+	atomic_long_add(skb->truesize, &softrvt_to_dev(qp->ibqp.device)->rx_queued);
 	skb_queue_head(&qp->r_pkts, skb);
 }
 

@@ -57,7 +57,7 @@
  */
 u32 softrvt_qp_mtu(const struct softrvt_qp *qp)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 
 	if (softrvt_is_ud_type(qp->ibqp.qp_type))
 		return ib_mtu_enum_to_int(READ_ONCE(rdi->port_mtu));
@@ -74,7 +74,7 @@ u32 softrvt_qp_mtu(const struct softrvt_qp *qp)
  */
 void softrvt_qp_set_mtu(struct softrvt_qp *qp, enum ib_mtu path_mtu)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 
 	WRITE_ONCE(qp->mtu, min(path_mtu, READ_ONCE(rdi->port_mtu)));
 }
@@ -299,7 +299,7 @@ static int softrvt_req_packet(struct softrvt_qp *qp, struct softrvt_swqe *wqe, u
 			      u32 psn, u32 off, u32 len, bool ackreq,
 			      struct softrvt_sge_state *ss, u32 dma_len)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	bool ud = (opcode & 0xe0) == IB_OPCODE_UD;
 	const struct softrvt_av *av = ud ? &wqe->av : &qp->s_av;
 	u32 dqpn = ud ? wqe->remote_qpn : qp->attr.dest_qp_num;
@@ -724,7 +724,7 @@ static bool softrvt_req_send_train(struct softrvt_qp *qp, struct softrvt_swqe *w
 	n = softrvt_req_train_pkts(qp, wqe, lim, window_end, seg_len, &bytes);
 	if (n < 2)
 		return false;
-	skb = softrvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
+	skb = softrvt_alloc_train(softrvt_to_dev(qp->ibqp.device), bytes);
 	if (!skb)
 		return false;
 	p = skb->data;

@@ -122,7 +122,7 @@ static u16 softrvt_resp_sport(const struct softrvt_qp *qp)
 static int softrvt_resp_answer_msn(struct softrvt_qp *qp, u8 opcode, u32 psn,
 				   u8 syndrome, u32 msn, u32 len, const u64 *orig)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	struct sk_buff *skb;
 	u16 mask;
 
@@ -211,7 +211,7 @@ static void softrvt_resp_recv_done(struct softrvt_qp *qp, enum ib_wc_status stat
 static void softrvt_resp_xrc_enter(struct softrvt_qp *qp, u32 srqn)
 {
 	mutex_lock(&qp->r_xrc_mutex);
-	qp->r_xsrq = softrvt_xsrq_get(ib_to_rvt(qp->ibqp.device), srqn, qp->xrcd);
+	qp->r_xsrq = softrvt_xsrq_get(softrvt_to_dev(qp->ibqp.device), srqn, qp->xrcd);
 }
 
 static void softrvt_resp_xrc_leave(struct softrvt_qp *qp)
@@ -530,7 +530,7 @@ static u32 softrvt_resp_read_train(struct softrvt_qp *qp, struct softrvt_read_re
 	}
 	if (n < 2)
 		return 0;
-	skb = softrvt_alloc_train(ib_to_rvt(qp->ibqp.device), bytes);
+	skb = softrvt_alloc_train(softrvt_to_dev(qp->ibqp.device), bytes);
 	if (!skb)
 		return 0;
 	p = skb->data;
@@ -695,7 +695,7 @@ static int softrvt_resp_atomic(struct softrvt_qp *qp, u32 psn,
 				sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr))
 		return SOFTRVT_NAK_REM_ACCESS;
 
-	old = softrvt_mr_atomic(ib_to_rvt(qp->ibqp.device), mr, va, fetch_add,
+	old = softrvt_mr_atomic(softrvt_to_dev(qp->ibqp.device), mr, va, fetch_add,
 				fetch_add ? arg : cmp, arg);
 	softrvt_put_mr(mr);
 

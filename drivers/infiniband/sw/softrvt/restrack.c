@@ -74,7 +74,7 @@ static u32 softrvt_res_sq_wqes(struct softrvt_qp *qp)
  */
 int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
-	struct softrvt_qp *qp = ibqp_to_rvtqp(ibqp);
+	struct softrvt_qp *qp = softrvt_to_qp(ibqp);
 	const struct softrvt_res_u32 v[] = {
 		{ "next_psn", READ_ONCE(qp->req.psn) },
 		{ "unacked_psn", softrvt_psn_add(READ_ONCE(qp->comp.acked_psn), 1) },
@@ -110,7 +110,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_fill_res_qp_entry);
  */
 int softrvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
-	struct softrvt_cq *cq = ibcq_to_rvtcq(ibcq);
+	struct softrvt_cq *cq = softrvt_to_cq(ibcq);
 	struct softrvt_res_u32 v[5];
 
 	spin_lock_irq(&cq->lock);
@@ -137,7 +137,7 @@ int softrvt_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
  */
 int softrvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
-	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = softrvt_to_srq(ibsrq);
 	struct softrvt_res_u32 v[4];
 
 	spin_lock_irq(&srq->rq.lock);
@@ -160,7 +160,7 @@ int softrvt_fill_res_srq_entry(struct sk_buff *msg, struct ib_srq *ibsrq)
  */
 int softrvt_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 {
-	struct softrvt_mr *mr = ibmr_to_rvtmr(ibmr);
+	struct softrvt_mr *mr = softrvt_to_mr(ibmr);
 	struct softrvt_res_u32 v[4];
 
 	spin_lock_irq(&mr->lock);

@@ -141,7 +141,7 @@ int softrvt_rq_post(struct softrvt_rq *rq, const struct ib_recv_wr *wr,
 			ret = -ENOMEM;
 			break;
 		}
-		wqe = rvt_get_rwqe_ptr(rq, head);
+		wqe = softrvt_rwqe_ptr(rq, head);
 		wqe->wr_id = wr->wr_id;
 		wqe->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++) {
@@ -188,7 +188,7 @@ int softrvt_rq_pop_locked(struct softrvt_rq *rq, struct rvt_rwqe *wqe)
 	if (head == rq->tail)
 		return -ENOENT;
 
-	memcpy(wqe, rvt_get_rwqe_ptr(rq, rq->tail), rq->stride);
+	memcpy(wqe, softrvt_rwqe_ptr(rq, rq->tail), rq->stride);
 	if (unlikely(wqe->num_sge > rq->max_sge))
 		return -EIO;
 
@@ -226,7 +226,7 @@ int softrvt_rq_resize_locked(struct softrvt_rq *rq, struct softrvt_rq *new)
 		return -EINVAL;
 	for (n = 0, tail = rq->tail; tail != head;
 	     tail = softrvt_rq_next(rq, tail), n++)
-		memcpy(rvt_get_rwqe_ptr(new, n), rvt_get_rwqe_ptr(rq, tail),
+		memcpy(softrvt_rwqe_ptr(new, n), softrvt_rwqe_ptr(rq, tail),
 		       rq->stride);
 	new->wq->head.val = n;
 	new->wq->tail.val = 0;
@@ -273,7 +273,7 @@ int softrvt_rq_pop_wr_id(struct softrvt_rq *rq, u64 *wr_id)
 	if (!ret && head == rq->tail)
 		ret = -ENOENT;
 	if (!ret) {
-		*wr_id = rvt_get_rwqe_ptr(rq, rq->tail)->wr_id;
+		*wr_id = softrvt_rwqe_ptr(rq, rq->tail)->wr_id;
 		rq->tail = softrvt_rq_next(rq, rq->tail);
 		/* Release: as in softrvt_rq_pop_locked(). */
 		smp_store_release(&rq->wq->tail.val, rq->tail);

@@ -37,7 +37,7 @@ int softrvt_get_rwqe(struct softrvt_qp *qp, struct rvt_rwqe *wqe)
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		return qp->r_xsrq ? softrvt_srq_get_rwqe(qp->r_xsrq, wqe) : -EIO;
 	if (qp->ibqp.srq)
-		return softrvt_srq_get_rwqe(ibsrq_to_rvtsrq(qp->ibqp.srq), wqe);
+		return softrvt_srq_get_rwqe(softrvt_to_srq(qp->ibqp.srq), wqe);
 
 	spin_lock_irqsave(&qp->r_rq.lock, flags);
 	ret = softrvt_rq_pop_locked(&qp->r_rq, wqe);
@@ -117,7 +117,7 @@ static void softrvt_ruc_atomic(struct softrvt_qp *sqp, struct softrvt_swqe *wqe)
 	struct softrvt_sge *sge = &sqp->r_sge.sge[0];
 	u64 old;
 
-	old = softrvt_mr_atomic(ib_to_rvt(sqp->ibqp.device), sge->mr, sge->iova,
+	old = softrvt_mr_atomic(softrvt_to_dev(sqp->ibqp.device), sge->mr, sge->iova,
 				wqe->opcode == IB_WR_ATOMIC_FETCH_AND_ADD,
 				wqe->compare_add, wqe->swap);
 	softrvt_copy_to_sge(&sqp->s_sge, &old, sizeof(old));
@@ -470,7 +470,7 @@ static enum softrvt_ruc_result softrvt_ruc_respond(struct softrvt_qp *sqp,
 						   enum ib_wc_status *status,
 						   enum softrvt_ruc_step step)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(qp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(qp->ibqp.device);
 	enum softrvt_ruc_result res = SOFTRVT_RUC_DONE;
 	struct softrvt_srq *srq;
 
@@ -591,7 +591,7 @@ static enum softrvt_ruc_result softrvt_ruc_begin(struct softrvt_qp *sqp,
 						 enum ib_wc_status *status,
 						 u8 *rnr_timer)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(sqp->ibqp.device);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(sqp->ibqp.device);
 	enum softrvt_ruc_result res;
 	struct softrvt_qp *qp;
 	u32 dqpn;

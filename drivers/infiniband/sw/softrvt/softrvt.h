@@ -275,7 +275,7 @@ struct softrvt_mw {
  * The header of struct rvt_rwq from <rdma/rvt-abi.h>, which the ring
  * starts with.  That struct ends in an array of flexible structures, which
  * sparse rejects, so the kernel names only the header and finds WQEs by
- * stride (rvt_get_rwqe_ptr()); the memory layout is the same.
+ * stride (softrvt_rwqe_ptr()); the memory layout is the same.
  */
 struct softrvt_rwq_header {
 	RDMA_ATOMIC_UAPI(u32, head);
@@ -630,42 +630,42 @@ static inline bool softrvt_is_xrc_type(enum ib_qp_type type)
 	return type == IB_QPT_XRC_INI || type == IB_QPT_XRC_TGT;
 }
 
-static inline struct softrvt_dev_info *ib_to_rvt(struct ib_device *ibdev)
+static inline struct softrvt_dev_info *softrvt_to_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct softrvt_dev_info, ibdev);
 }
 
-static inline struct softrvt_pd *ibpd_to_rvtpd(struct ib_pd *ibpd)
+static inline struct softrvt_pd *softrvt_to_pd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct softrvt_pd, ibpd);
 }
 
-static inline struct softrvt_ah *ibah_to_rvtah(struct ib_ah *ibah)
+static inline struct softrvt_ah *softrvt_to_ah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct softrvt_ah, ibah);
 }
 
-static inline struct softrvt_mr *ibmr_to_rvtmr(struct ib_mr *ibmr)
+static inline struct softrvt_mr *softrvt_to_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct softrvt_mr, ibmr);
 }
 
-static inline struct softrvt_mw *ibmw_to_rvtmw(struct ib_mw *ibmw)
+static inline struct softrvt_mw *softrvt_to_mw(struct ib_mw *ibmw)
 {
 	return container_of(ibmw, struct softrvt_mw, ibmw);
 }
 
-static inline struct softrvt_cq *ibcq_to_rvtcq(struct ib_cq *ibcq)
+static inline struct softrvt_cq *softrvt_to_cq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct softrvt_cq, ibcq);
 }
 
-static inline struct softrvt_srq *ibsrq_to_rvtsrq(struct ib_srq *ibsrq)
+static inline struct softrvt_srq *softrvt_to_srq(struct ib_srq *ibsrq)
 {
 	return container_of(ibsrq, struct softrvt_srq, ibsrq);
 }
 
-static inline struct softrvt_qp *ibqp_to_rvtqp(struct ib_qp *ibqp)
+static inline struct softrvt_qp *softrvt_to_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct softrvt_qp, ibqp);
 }
@@ -679,7 +679,7 @@ static inline atomic64_t *softrvt_qp_counts(struct softrvt_qp *qp)
 {
 	struct softrvt_qp_counter *qc = rcu_dereference(qp->counter);
 
-	return qc ? qc->counts : ib_to_rvt(qp->ibqp.device)->counters;
+	return qc ? qc->counts : softrvt_to_dev(qp->ibqp.device)->counters;
 }
 
 /* Count for a QP.  Any context. */
@@ -725,9 +725,9 @@ static inline struct ib_pd *softrvt_qp_rx_pd(const struct softrvt_qp *qp)
 static inline struct softrvt_cq *softrvt_qp_rx_cq(const struct softrvt_qp *qp)
 {
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		return qp->r_xsrq ? ibcq_to_rvtcq(qp->r_xsrq->ibsrq.ext.cq) :
+		return qp->r_xsrq ? softrvt_to_cq(qp->r_xsrq->ibsrq.ext.cq) :
 				    NULL;
-	return ibcq_to_rvtcq(qp->ibqp.recv_cq);
+	return softrvt_to_cq(qp->ibqp.recv_cq);
 }
 
 /*
@@ -761,7 +761,7 @@ static inline u32 softrvt_skb_seq_next(struct skb_seq_state *st, u32 done,
 	return min(skb_seq_read(done, data, st), len - done);
 }
 
-static inline struct rvt_rwqe *rvt_get_rwqe_ptr(const struct softrvt_rq *rq,
+static inline struct rvt_rwqe *softrvt_rwqe_ptr(const struct softrvt_rq *rq,
 						u32 n)
 {
 	return (struct rvt_rwqe *)((char *)(rq->wq + 1) + (size_t)n * rq->stride);

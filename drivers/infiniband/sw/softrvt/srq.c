@@ -65,7 +65,7 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_srq_cleanup);
 static int rvt_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			     const struct ib_recv_wr **bad_wr)
 {
-	return softrvt_rq_post(&ibsrq_to_rvtsrq(ibsrq)->rq, wr, bad_wr);
+	return softrvt_rq_post(&softrvt_to_srq(ibsrq)->rq, wr, bad_wr);
 }
 
 /**
@@ -223,8 +223,8 @@ static int softrvt_srq_check_attr(const struct ib_srq_attr *attr)
 static int rvt_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			  struct ib_udata *udata)
 {
-	struct softrvt_dev_info *rdi = ib_to_rvt(ibsrq->device);
-	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_dev_info *rdi = softrvt_to_dev(ibsrq->device);
+	struct softrvt_srq *srq = softrvt_to_srq(ibsrq);
 	struct softrvt_create_srq_resp resp = {};
 	int ret;
 
@@ -282,7 +282,7 @@ err_count:
 static int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			  enum ib_srq_attr_mask attr_mask, struct ib_udata *udata)
 {
-	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = softrvt_to_srq(ibsrq);
 
 	if (attr_mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
@@ -308,7 +308,7 @@ static int rvt_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
  */
 static int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
-	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = softrvt_to_srq(ibsrq);
 
 	spin_lock_irq(&srq->rq.lock);
 	attr->max_wr = srq->rq.size - 1;
@@ -330,12 +330,12 @@ static int rvt_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
  */
 static int rvt_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
-	struct softrvt_srq *srq = ibsrq_to_rvtsrq(ibsrq);
+	struct softrvt_srq *srq = softrvt_to_srq(ibsrq);
 
 	if (ibsrq->srq_type == IB_SRQT_XRC)
-		softrvt_xsrq_unpublish(ib_to_rvt(ibsrq->device), srq);
+		softrvt_xsrq_unpublish(softrvt_to_dev(ibsrq->device), srq);
 	softrvt_srq_cleanup(srq);
-	atomic_dec(&ib_to_rvt(ibsrq->device)->n_srqs);
+	atomic_dec(&softrvt_to_dev(ibsrq->device)->n_srqs);
 	return 0;
 }
 

@@ -36,5 +36,5 @@ void softrvt_qp_drop(struct softrvt_qp *qp, enum softrvt_counter why,
 		     const struct softrvt_pkt *pkt)
 {
 	softrvt_qp_count(qp, why, 1);
-	trace_softrvt_drop(ib_to_rvt(qp->ibqp.device), why, pkt);
+	trace_softrvt_drop(softrvt_to_dev(qp->ibqp.device), why, pkt);
 }

@@ -147,7 +147,7 @@ static int UVERBS_HANDLER(SOFTRVT_METHOD_QP_SET_XRC_SRQN)(struct uverbs_attr_bun
 		return ret;
 	if (ibqp->qp_type != IB_QPT_XRC_INI || srqn > SOFTRVT_SRQN_MAX)
 		return -EINVAL;
-	qp = ibqp_to_rvtqp(ibqp);
+	qp = softrvt_to_qp(ibqp);
 	spin_lock_irq(&qp->s_lock);
 	qp->s_xrc_srqn = srqn;
 	spin_unlock_irq(&qp->s_lock);
