@@ -140,10 +140,69 @@ summary() {
 	exit "$([ "$failed" = 0 ] && echo 0 || echo 1)"
 }
 
+# check-full: the KCSAN kernel (no KASAN there), its own build of the
+# driver in the guest's OUT, one boot of kcsan-tests.sh.  KCSAN reports
+# that name softrvt fail it; races it finds elsewhere in the kernel are
+# printed, not counted.
+kcsan_run() {
+	local kk tree gout=$out/guest-kcsan
+
+	if ! kk=$("$TOP/scripts/build-kernel.sh" kcsan 2> "$out/kcsan-build.log"); then
+		tail -n 20 "$out/kcsan-build.log"
+		record FAIL "kcsan: the KCSAN kernel builds"
+		return
+	fi
+	tree=$(mktemp -d /tmp/softrvt-kcsan.XXXXXX)
+	mkdir -p "$tree/drivers/infiniband/sw" "$tree/include/uapi/rdma" \
+		"$gout/modules"
+	cp -a "$TOP/drivers/infiniband/sw/softrvt" "$tree/drivers/infiniband/sw/"
+	cp "$TOP/include/uapi/rdma/softrvt-abi.h" "$tree/include/uapi/rdma/"
+	find "$tree" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' \) -delete
+	if ! make -C "$kk" M="$tree/drivers/infiniband/sw/softrvt" \
+		CONFIG_RDMA_SOFTRVT=m modules > "$out/kcsan-module.log" 2>&1; then
+		tail -n 20 "$out/kcsan-module.log"
+		record FAIL "kcsan: softrvt builds for the KCSAN kernel"
+		rm -rf "$tree"
+		return
+	fi
+	cp "$tree/drivers/infiniband/sw/softrvt/softrvt.ko" "$gout/modules/"
+	rm -rf "$tree"
+	# A watchpoint every 40 accesses rather than 400: the writes of a
+	# new path are few.
+	"$TOP/scripts/vm.sh" -k "$kk" -t 3600 -o "$gout" \
+		-a kcsan.skip_watch=40 -- \
+		scripts/guest/kcsan-tests.sh > "$gout.log" 2>&1
+	tail -n 60 "$gout.log"
+	if [ -f "$gout/verdict" ]; then
+		record FAIL "kcsan: guest: $(cat "$gout/verdict")"
+	else
+		record PASS "kcsan: guest ran to the end"
+	fi
+	[ -f "$gout/results" ] && cat "$gout/results" >> "$results"
+	grep -A 30 'BUG: KCSAN' "$gout/dmesg" > "$gout/kcsan-reports.log" 2>/dev/null
+	sed 's/^\[[^]]*\] //' "$gout/kcsan-reports.log" | grep '^BUG: KCSAN' |
+		sort | uniq -c
+	if grep -A 30 'BUG: KCSAN' "$gout/dmesg" 2>/dev/null |
+		grep -q '\[softrvt\]'; then
+		record FAIL "kcsan: no data race reported in softrvt"
+	elif [ -f "$gout/dmesg" ]; then
+		record PASS "kcsan: no data race reported in softrvt"
+	else
+		record FAIL "kcsan: kernel log collected"
+	fi
+	if grep -E 'WARNING:|BUG:|Oops|general protection fault' \
+		"$gout/dmesg" 2>/dev/null | grep -v 'BUG: KCSAN'; then
+		record FAIL "kcsan: kernel log: no WARNING, BUG or Oops"
+	else
+		record PASS "kcsan: kernel log: no WARNING, BUG or Oops"
+	fi
+}
+
 # make check T="SUITE...": the test kernel, the modules, the provider and
 # the test programs as they are, then one guest running those suites of
 # run-tests.sh (make kunit: T=kunit), judged as make check judges its
-# guest.  No lint, no stock or paired guests.
+# guest.  No lint, no stock or paired guests.  T=kcsan boots the KCSAN
+# kernel of check-full alone.
 quick_check() { # suites
 	local t0=$SECONDS
 
@@ -166,6 +225,11 @@ quick_check() { # suites
 	fi
 	timed_phase build "$t0"
 	t0=$SECONDS
+	if [ "$1" = kcsan ]; then
+		kcsan_run
+		timed_phase kcsan "$t0"
+		summary
+	fi
 	# shellcheck disable=SC2086
 	guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 		env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh $1
@@ -333,64 +397,6 @@ if [ -n "$kdir" ]; then
 	"$TOP/scripts/harness-tests.sh" "$kdir" pair 2>&1 | tee -a "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" pairsync 2>&1 | tee -a "$results"
 fi
-
-# check-full: the KCSAN kernel (no KASAN there), its own build of the
-# driver in the guest's OUT, one boot of kcsan-tests.sh.  KCSAN reports
-# that name softrvt fail it; races it finds elsewhere in the kernel are
-# printed, not counted.
-kcsan_run() {
-	local kk tree gout=$out/guest-kcsan
-
-	if ! kk=$("$TOP/scripts/build-kernel.sh" kcsan 2> "$out/kcsan-build.log"); then
-		tail -n 20 "$out/kcsan-build.log"
-		record FAIL "kcsan: the KCSAN kernel builds"
-		return
-	fi
-	tree=$(mktemp -d /tmp/softrvt-kcsan.XXXXXX)
-	mkdir -p "$tree/drivers/infiniband/sw" "$tree/include/uapi/rdma" \
-		"$gout/modules"
-	cp -a "$TOP/drivers/infiniband/sw/softrvt" "$tree/drivers/infiniband/sw/"
-	cp "$TOP/include/uapi/rdma/softrvt-abi.h" "$tree/include/uapi/rdma/"
-	find "$tree" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' \) -delete
-	if ! make -C "$kk" M="$tree/drivers/infiniband/sw/softrvt" \
-		CONFIG_RDMA_SOFTRVT=m modules > "$out/kcsan-module.log" 2>&1; then
-		tail -n 20 "$out/kcsan-module.log"
-		record FAIL "kcsan: softrvt builds for the KCSAN kernel"
-		rm -rf "$tree"
-		return
-	fi
-	cp "$tree/drivers/infiniband/sw/softrvt/softrvt.ko" "$gout/modules/"
-	rm -rf "$tree"
-	# A watchpoint every 40 accesses rather than 400: the writes of a
-	# new path are few.
-	"$TOP/scripts/vm.sh" -k "$kk" -t 3600 -o "$gout" \
-		-a kcsan.skip_watch=40 -- \
-		scripts/guest/kcsan-tests.sh > "$gout.log" 2>&1
-	tail -n 60 "$gout.log"
-	if [ -f "$gout/verdict" ]; then
-		record FAIL "kcsan: guest: $(cat "$gout/verdict")"
-	else
-		record PASS "kcsan: guest ran to the end"
-	fi
-	[ -f "$gout/results" ] && cat "$gout/results" >> "$results"
-	grep -A 30 'BUG: KCSAN' "$gout/dmesg" > "$gout/kcsan-reports.log" 2>/dev/null
-	sed 's/^\[[^]]*\] //' "$gout/kcsan-reports.log" | grep '^BUG: KCSAN' |
-		sort | uniq -c
-	if grep -A 30 'BUG: KCSAN' "$gout/dmesg" 2>/dev/null |
-		grep -q '\[softrvt\]'; then
-		record FAIL "kcsan: no data race reported in softrvt"
-	elif [ -f "$gout/dmesg" ]; then
-		record PASS "kcsan: no data race reported in softrvt"
-	else
-		record FAIL "kcsan: kernel log collected"
-	fi
-	if grep -E 'WARNING:|BUG:|Oops|general protection fault' \
-		"$gout/dmesg" 2>/dev/null | grep -v 'BUG: KCSAN'; then
-		record FAIL "kcsan: kernel log: no WARNING, BUG or Oops"
-	else
-		record PASS "kcsan: kernel log: no WARNING, BUG or Oops"
-	fi
-}
 
 timed_phase "host checks" "$t0"
 t0=$SECONDS
