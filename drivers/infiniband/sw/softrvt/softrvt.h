@@ -31,7 +31,12 @@
 #define SOFTRVT_MAX_QP_WR		16383
 #define SOFTRVT_MAX_SGE		32
 #define SOFTRVT_MAX_CQ		16384
-#define SOFTRVT_MAX_CQE		65535
+/*
+ * libfabric's ofi_rxm opens one CQ for the MSG endpoints of its whole
+ * universe: (128 + 128) * 256 = 65536 entries with its defaults, four
+ * times that with a universe of 1024.
+ */
+#define SOFTRVT_MAX_CQE		262143
 #define SOFTRVT_MAX_SRQ		16384
 #define SOFTRVT_MAX_SRQ_WR		16383
 #define SOFTRVT_MAX_SRQ_SGE		32
