@@ -919,21 +919,28 @@ static void test_rc_atomics(void)
 	tc_end(&t);
 }
 
-/* 7 */
-static void test_rc_inline(void)
+/*
+ * 7: LEN bytes inline on a QP created with MAX_INLINE and SGES send SGEs.
+ * A QP's inline capacity is at least the room of its SGEs, as on other
+ * devices: rdma_xclient posts 16 bytes inline on a QP of one SGE created
+ * with max_inline_data 0.  A byte more than the QP reports is refused.
+ */
+static void rc_inline(const char *name, uint32_t max_inline, uint32_t sges,
+		      uint32_t len)
 {
 	struct pair_opts o = rc_opts();
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
 	struct ibv_sge ss, rs;
-	struct ibv_send_wr wr;
-	uint8_t data[64], want[64];
+	struct ibv_send_wr wr, *bad = NULL;
+	uint8_t data[512], want[512];
 	struct buf *r = NULL;
 	struct tc t;
 	int posted, ret;
 
-	o.a_max_inline = 64;
-	SETUP(&t, tc_begin(&t, "rc inline send") && tc_pair(&t, &o) &&
+	o.a_max_inline = max_inline;
+	o.a_max_send_sge = sges;
+	SETUP(&t, tc_begin(&t, name) && tc_pair(&t, &o) &&
 	      (r = tc_buf(&t, 4096, IBV_ACCESS_LOCAL_WRITE)));
 	memset(&init, 0, sizeof(init));
 	ret = ibv_query_qp(t.a, &attr, IBV_QP_CAP, &init);
@@ -942,32 +949,45 @@ static void test_rc_inline(void)
 	else
 		detail("cap.max_inline_data %u, init_attr.cap.max_inline_data %u",
 		       attr.cap.max_inline_data, init.cap.max_inline_data);
-	ok(!ret && attr.cap.max_inline_data >= 64 &&
-	   init.cap.max_inline_data >= 64,
-	   "the QP reports max_inline_data >= 64");
+	ok(!ret && attr.cap.max_inline_data >= len &&
+	   init.cap.max_inline_data >= len &&
+	   attr.cap.max_inline_data < sizeof(data),
+	   "the QP reports max_inline_data >= %u", len);
 
-	pattern(want, sizeof(want), 7);
-	memcpy(data, want, sizeof(data));
+	pattern(want, len, 7);
+	memcpy(data, want, len);
 	/* Not registered: the lkey of an inline SGE is not looked at. */
 	ss.addr = (uintptr_t)data;
-	ss.length = sizeof(data);
+	ss.length = len;
 	ss.lkey = 0xdeadbeef;
 	rs = sge(r, 0, 4096);
 	wr = send_wr(0xaa, IBV_WR_SEND, &ss, 1);
 	wr.send_flags |= IBV_SEND_INLINE;
 	posted = post_recv(t.b, 0xba, &rs, 1) && post_send(t.a, &wr);
 	/* The data was copied by the post: reusing the buffer is allowed. */
-	memset(data, 0, sizeof(data));
+	memset(data, 0, len);
 	ok(posted && expect_wc(t.ca, "requester", 0xaa, IBV_WC_SUCCESS,
 			       IBV_WC_SEND, -1, t.a, NULL),
 	   "requester completes with SUCCESS");
 	ok(posted && expect_wc(t.cb, "responder", 0xba, IBV_WC_SUCCESS,
-			       IBV_WC_RECV, 64, t.b, NULL),
-	   "responder completes IBV_WC_RECV, byte_len 64");
-	ok(same(r->p, want, 64, "payload") &&
-	   all_bytes(r->p + 64, r->len - 64, CANARY, "after the payload"),
-	   "64 inline bytes delivered as they were at post time");
+			       IBV_WC_RECV, len, t.b, NULL),
+	   "responder completes IBV_WC_RECV, byte_len %u", len);
+	ok(same(r->p, want, len, "payload") &&
+	   all_bytes(r->p + len, r->len - len, CANARY, "after the payload"),
+	   "%u inline bytes delivered as they were at post time", len);
+	if (!ret && attr.cap.max_inline_data < sizeof(data)) {
+		ss.length = attr.cap.max_inline_data + 1;
+		ok(ibv_post_send(t.a, &wr, &bad) == EINVAL && bad == &wr,
+		   "%u bytes inline, one more than reported, refused with EINVAL",
+		   ss.length);
+	}
 	tc_end(&t);
+}
+
+static void test_rc_inline(void)
+{
+	rc_inline("rc inline send", 64, 0, 64);
+	rc_inline("rc inline send in the room of one SGE", 0, 1, 16);
 }
 
 /* 8 */

@@ -241,6 +241,12 @@ static int softrvt_qp_alloc_queues(struct softrvt_qp *qp,
 			array_size(init->cap.max_send_sge,
 				   sizeof(struct rvt_wqe_sge)),
 			init->cap.max_inline_data);
+	/*
+	 * What the slot holds is the QP's inline capacity, at least what was
+	 * asked, as on other devices: rdma_xclient posts 16 bytes inline on
+	 * a QP of one SGE created with max_inline_data 0.
+	 */
+	qp->cap.max_inline_data = min_t(size_t, payload, SOFTRVT_MAX_INLINE);
 	qp->s_stride = ALIGN(sizeof(struct softrvt_swqe) + payload, 8);
 	qp->s_size = init->cap.max_send_wr + 1;
 	qp->s_wq = vzalloc(array_size(qp->s_size, qp->s_stride));
