@@ -96,6 +96,30 @@ check "qp counters: softrvt1 sent 400 and more, as many as softrvt2 received ($t
 check "qp counters: auto mode off" \
 	ns_exec ns1 rdma statistic qp set link softrvt1/1 auto off
 
+# The Performance Management agent (mad.c) as ib_core's sysfs reads it:
+# the port's totals of `rdma statistic`, those of the counters gone with
+# their QPs included, the data in 4-octet words.  The link is quiet; a
+# packet that slips in between moves both readings of `rdma statistic`.
+pma=/sys/class/infiniband/softrvt1/ports/1/counters
+in_range() { [ -n "$2" ] && [ "$1" -le "$2" ] && [ "$2" -le "$3" ]; }
+tx0=$(dev_counter ns1 softrvt1 tx_packets)
+txb0=$(dev_counter ns1 softrvt1 tx_bytes)
+rx0=$(dev_counter ns2 softrvt2 rx_packets)
+pxp=$(cat "$pma/port_xmit_packets")
+pxd=$(cat "$pma/port_xmit_data")
+prp=$(cat /sys/class/infiniband/softrvt2/ports/1/counters/port_rcv_packets)
+tx1=$(dev_counter ns1 softrvt1 tx_packets)
+txb1=$(dev_counter ns1 softrvt1 tx_bytes)
+rx1=$(dev_counter ns2 softrvt2 rx_packets)
+check "pma: sysfs port_xmit_packets ($pxp) is rdma statistic's tx_packets ($tx0..$tx1)" \
+	in_range "$tx0" "$pxp" "$tx1"
+check "pma: sysfs port_xmit_data ($pxd) is tx_bytes / 4 ($((txb0 / 4))..$((txb1 / 4)))" \
+	in_range $((txb0 / 4)) "$pxd" $((txb1 / 4))
+check "pma: softrvt2's sysfs port_rcv_packets ($prp) is its rx_packets ($rx0..$rx1)" \
+	in_range "$rx0" "$prp" "$rx1"
+check "pma: no unicast or multicast counters offered (not kept)" \
+	[ ! -e "$pma/unicast_xmit_packets" ]
+
 section "wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
 ig1=$(gid_index softrvt1 198.18.12.1)

@@ -205,11 +205,45 @@ int softrvt_counter_dealloc(struct rdma_counter *counter)
 {
 	struct softrvt_dev_info *rdi = softrvt_to_dev(counter->device);
 	struct softrvt_qp_counter *qc;
+	int i;
 
 	if (!counter->id)
 		return 0;
+	/* Its QPs are unbound: nothing counts here any more. */
+	spin_lock(&rdi->counter_lock);
 	qc = xa_erase(&rdi->counter_xa, counter->id);
+	if (qc) {
+		for (i = 0; i < SOFTRVT_CNT_MAX; i++)
+			rdi->counters_gone[i] += atomic64_read(&qc->counts[i]);
+	}
+	spin_unlock(&rdi->counter_lock);
 	if (qc)
 		kfree_rcu(qc, rcu);
 	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(softrvt_counter_dealloc);
+
+/**
+ * softrvt_port_totals - the port's totals of every counter
+ * @rdi: the device
+ * @tot: filled, SOFTRVT_CNT_MAX of them
+ *
+ * What ib_core shows as the port's values in `rdma statistic`: the
+ * device's own counts, every QP counter's, and those of the counters
+ * freed, all read in one pass under counter_lock, so that a counter freed
+ * meanwhile is counted once.  Process context.
+ */
+void softrvt_port_totals(struct softrvt_dev_info *rdi, u64 *tot)
+{
+	struct softrvt_qp_counter *qc;
+	unsigned long id;
+	int i;
+
+	spin_lock(&rdi->counter_lock);
+	for (i = 0; i < SOFTRVT_CNT_MAX; i++)
+		tot[i] = atomic64_read(&rdi->counters[i]) + rdi->counters_gone[i];
+	xa_for_each(&rdi->counter_xa, id, qc)
+		for (i = 0; i < SOFTRVT_CNT_MAX; i++)
+			tot[i] += atomic64_read(&qc->counts[i]);
+	spin_unlock(&rdi->counter_lock);
 }

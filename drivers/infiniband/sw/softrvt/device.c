@@ -314,6 +314,7 @@ static const struct ib_device_ops softrvt_dev_ops = {
 	.poll_cq = softrvt_poll_cq,
 	.post_recv = softrvt_post_recv,
 	.post_send = softrvt_post_send,
+	.process_mad = softrvt_process_mad,
 	.query_device = softrvt_query_device,
 	.query_ah = softrvt_query_ah,
 	.query_pkey = softrvt_query_pkey,
@@ -354,6 +355,7 @@ struct softrvt_dev_info *softrvt_alloc_dev(struct net_device *ndev)
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->srq_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->counter_xa, XA_FLAGS_ALLOC1);
+	spin_lock_init(&rdi->counter_lock);
 	return rdi;
 }
 

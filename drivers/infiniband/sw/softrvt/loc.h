@@ -29,12 +29,19 @@ const char *softrvt_counter_name(enum softrvt_counter c);
 int softrvt_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
 int softrvt_counter_unbind_qp(struct ib_qp *ibqp);
 int softrvt_counter_dealloc(struct rdma_counter *counter);
+void softrvt_port_totals(struct softrvt_dev_info *rdi, u64 *tot);
 struct rdma_hw_stats *softrvt_counter_alloc_stats(struct rdma_counter *counter);
 int softrvt_counter_update_stats(struct rdma_counter *counter);
 struct rdma_hw_stats *softrvt_alloc_hw_port_stats(struct ib_device *ibdev,
 						  u32 port_num);
 int softrvt_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			 u32 port_num, int index);
+
+/* mad.c */
+int softrvt_process_mad(struct ib_device *ibdev, int mad_flags, u32 port_num,
+			const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+			const struct ib_mad *in, struct ib_mad *out,
+			size_t *out_mad_size, u16 *out_mad_pkey_index);
 
 /* restrack.c */
 int softrvt_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
