@@ -15,6 +15,12 @@ PKGS+=",nvme-cli,fio,nfs-kernel-server"
 # A TCP anchor for the bench, the tracepoints' reader, and a profiler
 # for the bench's data paths (perf record -a in the guest).
 PKGS+=",iperf3,trace-cmd,linux-perf"
+# The programs people run on RDMA (scripts/guest/clients.sh): qperf and
+# libfabric's tools; and those clients.rst lists as not yet run: UCX's
+# tools, Open MPI with mpi4py, the iSER and SRP initiators' and the LIO
+# target's tools, infiniband-diags.
+PKGS+=",qperf,libfabric-bin,ucx-utils,openmpi-bin,python3-mpi4py"
+PKGS+=",open-iscsi,targetcli-fb,srptools,infiniband-diags"
 key=$(echo "trixie $PKGS" | sha256sum | cut -c1-16)
 root=$CACHE/rootfs-$key
 

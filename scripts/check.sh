@@ -144,7 +144,7 @@ summary() {
 # driver in the guest's OUT, one boot of kcsan-tests.sh.  KCSAN reports
 # that name softrvt fail it; races it finds elsewhere in the kernel are
 # printed, not counted.
-kcsan_run() {
+kcsan_phase() {
 	local kk tree gout=$out/guest-kcsan
 
 	if ! kk=$("$TOP/scripts/build-kernel.sh" kcsan 2> "$out/kcsan-build.log"); then
@@ -198,11 +198,29 @@ kcsan_run() {
 	fi
 }
 
+# softrvt and rxe on two hosts: one boot of two guests, with
+# ib_core.force_mr=1 (read-only once booted), so that the NVMe target on
+# softrvt moves data through MRs of its own (rdma_rw) there.  Then the
+# table of the programs people run on RDMA from both guests' rows.
+pair_phase() {
+	pair_run "pair" "$out/guest-pair" $((full ? 5400 : 1800)) \
+		-a ib_core.force_mr=1 -- env SOFTRVT_FULL="$full" PAIR_FORCE_MR=1 \
+		scripts/guest/pair-tests.sh
+	echo "== the programs people run on RDMA (Documentation/softrvt/clients.rst)"
+	if python3 "$TOP/scripts/clients-table.py" "$out/guest-pair/a/clients" \
+		"$out/guest-pair/b/clients" > "$out/clients.rst"; then
+		cat "$out/clients.rst"
+		record PASS "clients: every pairing's programs in the table"
+	else
+		record FAIL "clients: every pairing's programs in the table"
+	fi
+}
+
 # make check T="SUITE...": the test kernel, the modules, the provider and
 # the test programs as they are, then one guest running those suites of
 # run-tests.sh (make kunit: T=kunit), judged as make check judges its
 # guest.  No lint, no stock or paired guests.  T=kcsan boots the KCSAN
-# kernel of check-full alone.
+# kernel of check-full alone, T=pair the two guests of the pair alone.
 quick_check() { # suites
 	local t0=$SECONDS
 
@@ -225,11 +243,13 @@ quick_check() { # suites
 	fi
 	timed_phase build "$t0"
 	t0=$SECONDS
-	if [ "$1" = kcsan ]; then
-		kcsan_run
-		timed_phase kcsan "$t0"
+	case $1 in
+	kcsan | pair)
+		"${1}_phase"
+		timed_phase "$1" "$t0"
 		summary
-	fi
+		;;
+	esac
 	# shellcheck disable=SC2086
 	guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 		env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh $1
@@ -404,16 +424,12 @@ guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 	env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh
 timed_phase guest "$t0"
 t0=$SECONDS
-# softrvt and rxe on two hosts: one boot of two guests, with
-# ib_core.force_mr=1 (read-only once booted), so that the NVMe target on
-# softrvt moves data through MRs of its own (rdma_rw) there.
-pair_run "pair" "$out/guest-pair" 1800 -a ib_core.force_mr=1 -- \
-	env SOFTRVT_FULL="$full" PAIR_FORCE_MR=1 scripts/guest/pair-tests.sh
+pair_phase
 # check-full: force_mr on one device too, a boot of its own.
 if [ -n "$full" ]; then
 	guest_run "force_mr: " "$out/guest-force-mr" 900 -a ib_core.force_mr=1 -- \
 		env SOFTRVT_FULL="$full" scripts/guest/nvme-tests.sh force_mr
-	kcsan_run
+	kcsan_phase
 fi
 
 timed_phase "pair guests" "$t0"

@@ -9,7 +9,10 @@
 # tests/wire_xfer (RC WRITE, SEND and READ, every byte checked); then
 # NVMe over Fabrics with the target on one host and the host on the
 # other, softrvt host to rxe target and rxe host to softrvt target (both
-# at once), fio verifying with crc32c.  perftest's figures are not judged: its clock
+# at once), fio verifying with crc32c; and the programs of clients.sh
+# (qperf, libfabric, rsockets, librdmacm's examples) between
+# softrvt and softrvt, softrvt and rxe, and rxe and rxe for reference.
+# perftest's figures are not judged: its clock
 # calibration fails under TCG; a transfer that does not complete fails.
 # Each guest writes PASS/FAIL lines to its own $OUT/results, the client's
 # guest for each program, the NVMe host's for NVMe.
@@ -27,7 +30,9 @@ set -u
 . scripts/guest/wire-setup.sh
 . scripts/guest/nvme-lib.sh
 . scripts/guest/pair-lib.sh || exit 2
+. scripts/guest/clients.sh
 : > "$OUT/results"
+: > "$OUT/clients"
 
 rand_mib=4 seq_mib=16
 [ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
@@ -56,6 +61,30 @@ suite() { # LABEL SROLE PROGS
 		pair_prog "$label: wire_xfer 2 MiB, data checked" "wire_xfer: OK" "$s" \
 			tests/wire_xfer -d %D -g %G -s 2M -m 64K -M 4096 -t 100
 	true
+}
+
+# The programs of clients.sh between a server on guest SROLE and a
+# client on the other: make check runs a slice of each (SET=slice),
+# check-full all of them, both ways with softrvt.
+clients() { # PAIRING SROLE SET
+	local s=$2 set=$3 all="" qp=(rc_bw rc_lat) fi_sizes=(65536)
+	local rdm_sizes=(4096 65536)
+	CLIENTS_PAIRING=$1
+	if [ "${SOFTRVT_FULL:-}" ]; then
+		all=1
+		qp=(rc_bw rc_bi_bw rc_lat rc_rdma_read_bw rc_rdma_read_lat
+			rc_rdma_write_bw rc_rdma_write_lat rc_rdma_write_poll_lat
+			rc_compare_swap_mr rc_fetch_add_mr)
+		fi_sizes=(64 4096 65536 1048576)
+		rdm_sizes=("${fi_sizes[@]}")
+	fi
+	QPERF_IB_TESTS="ud_lat uc_bw" clients_qperf "$s" "${qp[@]}"
+	clients_fabric "$s" rdm "${rdm_sizes[@]}"
+	[ "$set" = slice ] && [ -z "$all" ] && return
+	clients_fabric "$s" msg "${fi_sizes[@]}"
+	clients_fabric "$s" dgram 64 512 4096
+	clients_rsockets "$s"
+	clients_rdmacm "$s"
 }
 
 # NVMe/RDMA each way at once: each host is the target of the other's
@@ -119,6 +148,8 @@ paged=$(dev_counter init softrvt0 rx_paged)
 check "srvt-srvt: packets taken in the NIC's pages (rx_paged ${paged:-none})" \
 	[ "${paged:-0}" -gt 0 ]
 [ "${SOFTRVT_FULL:-}" ] && suite "srvt-srvt, server b" b
+stage "the programs people run on RDMA, softrvt on both hosts"
+clients softrvt-softrvt a all
 
 stage "softrvt on guest a, rxe on guest b"
 if [ "$PAIR_ROLE" = b ]; then
@@ -128,8 +159,19 @@ fi
 pair_sync "softrvt and rxe"
 suite "srvt server (a), rxe client (b)" a "rc send rping xfer"
 suite "rxe server (b), srvt client (a)" b "rc read rping xfer"
+stage "the programs people run on RDMA, softrvt and rxe"
+CLIENTS_FI_UNIVERSE=64
+clients "softrvt server, rxe client" a slice
+[ "${SOFTRVT_FULL:-}" ] && clients "rxe server, softrvt client" b all
 stage "NVMe/RDMA each way: each host the target of the other"
 nvme_both "srvt host (a), rxe target (b)" "rxe host (b), srvt target (a)"
+
+stage "the programs people run on RDMA, rxe on both hosts (the reference)"
+pair_dev_down
+check "link: rxe device on eth0" pair_dev_up rxe rxe0
+pair_sync "rxe on both"
+clients rxe-rxe a slice
+check "link: rxe device removed" pair_dev_down
 
 stage "teardown"
 # A target's device went with its target.

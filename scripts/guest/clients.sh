@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The programs people run on RDMA, between the two guests of the pair:
+# qperf, libfabric's fi_pingpong, rsockets and librdmacm's examples.  Sourced by pair-tests.sh after pair-lib.sh; both
+# guests call the same functions in the same order, each its side.
+#
+# Every program also leaves a row in $OUT/clients (the client's guest):
+# "PAIRING<TAB>PROGRAM<TAB>PASS|FAIL<TAB>FIGURE", from which
+# scripts/clients-table.py writes the table of
+# Documentation/softrvt/clients.rst.  The figures are what each tool
+# prints under TCG, for the table only: nothing is judged by them.
+
+CLIENTS_PAIRING=""
+
+# What the servers of these programs listen on before their clients may
+# start (pair_run's READY): fi_pingpong's control port, or any RDMA CM
+# id in LISTEN (rsockets' programs, whose command is env).
+pair_ready_fabric() { tcp_listening 47592; }
+pair_ready_cmany() { rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'; }
+
+# The row of test NAME, the client's: the result just recorded for it
+# and the figure FIGURE-FN finds in the client's log.
+clients_row() { # NAME FIGURE-FN
+	local res fig=""
+	[ -n "$CLIENTS_PAIRING" ] || return 0
+	res=$(tail -n 1 "$OUT/results")
+	wire_log "$1"
+	[ -f "$REPLY.client" ] && fig=$("$2" "$REPLY.client")
+	printf '%s\t%s\t%s\t%s\n' "$CLIENTS_PAIRING" "${1#*: }" "${res%% *}" \
+		"$fig" >> "$OUT/clients"
+}
+
+# pair_run NAME, and the row of it in the client's guest.
+# usage: clients_prog NAME FIGURE-FN WANT SERVER-ROLE READY SERVER-CMD... -- CLIENT-CMD...
+clients_prog() {
+	local name=$1 figfn=$2 srole=$4
+	shift 2
+	pair_run "$name" "$@"
+	[ "$srole" = "$PAIR_ROLE" ] || clients_row "$name" "$figfn"
+}
+
+# The side of a server that serves a run of clients: start CMD, its
+# output in LOG, and tell the other guest at "STEP: ready" whether it
+# listens on TCP PORT; stop it once the other says "STEP: done".
+clients_serve() { # STEP PORT LOG CMD...
+	local step=$1 port=$2 log=$3 pid rc
+	shift 3
+	"$@" > "$log" 2>&1 &
+	pid=$!
+	wait_for 300 tcp_listening "$port"
+	rc=$?
+	pair_sync "$step: ready" "$rc"
+	[ "$rc" = 0 ] && pair_sync "$step: done" - 900
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+# The clients' side: whether the server of STEP listens.  If it does,
+# the clients' side ends with pair_sync "STEP: done".
+clients_served() { # STEP
+	pair_sync "$1: ready" && [ "$REPLY" = 0 ]
+}
+
+# Figures from the clients' logs.
+fig_none() { :; }
+fig_qperf() { sed -n 's/^ *\(bw\|latency\|msg_rate\) *= *\(.*[^ ]\) *$/\1 \2/p' "$1" | head -n 1; }
+fig_fabric() { awk '$3 ~ /^=/ { r = $6 " MB/s, " $7 " us/xfer" } END { print r }' "$1"; }
+fig_cmtime() { awk '/^full connect/ { print "10 connections in " $4 " us" }' "$1"; }
+fig_rstream() { awk 'h { r = $7 " Gb/s, " $8 " us/xfer"; h = 0 } /^name/ { h = 1 } END { print r }' "$1"; }
+
+# qperf: its server serves every test of the run, then is stopped.
+# qperf reaches a RoCE device only through the RDMA CM (-cm1): its
+# other path gives LIDs without a GRH, which no RoCE device takes, and
+# its UD and UC tests have only that path (they fail on rdma_rxe and on
+# RoCE NICs alike): QPERF_IB_TESTS names those to show refused, as rxe
+# refuses them.
+clients_qperf() { # SROLE TEST...
+	local s=$1 t name log rc
+	shift
+	if [ "$s" = "$PAIR_ROLE" ]; then
+		wire_log "$CLIENTS_PAIRING qperf server"
+		clients_serve qperf 19765 "$REPLY.server" qperf
+		return
+	fi
+	if ! clients_served qperf; then
+		fail "$CLIENTS_PAIRING: qperf (the server did not listen)"
+		return
+	fi
+	for t in "$@"; do
+		name="$CLIENTS_PAIRING: qperf -cm1 $t"
+		wire_log "$name"
+		log=$REPLY
+		timeout 120 qperf -cm1 -vvs -t "${QPERF_SECONDS:-2}" "$PAIR_PEER" \
+			"$t" > "$log.client" 2>&1
+		wire_judge "$name" '^ *(bw|latency|msg_rate) *= *[0-9.,]+ ' \
+			"$log" $? 0
+		clients_row "$name" fig_qperf
+	done
+	# Without -cm1: the address qperf builds has no GRH.  The device
+	# must refuse it (EINVAL), not send it.
+	for t in ${QPERF_IB_TESTS:-}; do
+		name="$CLIENTS_PAIRING: qperf $t (LIDs, no GRH)"
+		wire_log "$name"
+		log=$REPLY
+		timeout 120 qperf -t 1 "$PAIR_PEER" "$t" > "$log.client" 2>&1
+		rc=$?
+		check "$name: refused with EINVAL, as RoCE devices do" \
+			refused_einval "$rc" "$log.client"
+		printf '%s\t%s\t%s\t%s\n' "$CLIENTS_PAIRING" "qperf $t" \
+			"$(tail -n 1 "$OUT/results" | cut -d' ' -f1)" \
+			"refused: qperf gives UD and UC no GRH" >> "$OUT/clients"
+	done
+	pair_sync "qperf: done"
+}
+
+refused_einval() { [ "$1" != 0 ] && grep -q "Invalid argument" "$2"; }
+
+# fi_pingpong over the verbs provider's endpoint TYPE (msg, rdm through
+# ofi_rxm, dgram) at each SIZE, its data checked (-c).  ofi_rxm opens
+# one CQ of (128 + 128) * FI_UNIVERSE_SIZE (256) entries, more than
+# rdma_rxe takes (32768): with rxe at either end, CLIENTS_FI_UNIVERSE
+# sets a smaller universe, a setting a user of rxe needs as well.
+clients_fabric() { # SROLE TYPE SIZE...
+	local s=$1 type=$2 size prov=verbs dom=%D cmd
+	shift 2
+	case $type in
+	rdm) prov="verbs;ofi_rxm" ;;
+	dgram) dom=%D-dgram ;;
+	esac
+	cmd=(env FI_UNIVERSE_SIZE="${CLIENTS_FI_UNIVERSE:-256}" fi_pingpong
+		-p "$prov" -e "$type" -d "$dom" -I 20 -c)
+	for size in "$@"; do
+		clients_prog "$CLIENTS_PAIRING: fi_pingpong $type $size -c" \
+			fig_fabric '^ *[0-9.]+[kmg]? +[0-9]+ +=[0-9]+ ' "$s" fabric \
+			"${cmd[@]}" -S "$size" -- "${cmd[@]}" -S "$size" %S
+	done
+}
+
+# rsockets: rstream and riostream, and a plain TCP program under the
+# preload library, its data checked.
+clients_rsockets() { # SROLE
+	local s=$1 pre=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
+	clients_prog "$CLIENTS_PAIRING: rstream 64 KiB" fig_rstream \
+		'^custom ' "$s" cmany rstream -b %S -S 65536 -C 50 \
+		-- rstream -s %S -S 65536 -C 50
+	clients_prog "$CLIENTS_PAIRING: riostream 64 KiB" fig_rstream \
+		'^custom ' "$s" cmany riostream -b %S -S 65536 -C 50 \
+		-- riostream -s %S -S 65536 -C 50
+	clients_prog "$CLIENTS_PAIRING: TCP program on rsockets, 4 MiB checked" \
+		fig_none 'tcp_check: OK' "$s" cmany \
+		env LD_PRELOAD="$pre" tests/tcp_check server %S 7490 \
+		-- env LD_PRELOAD="$pre" tests/tcp_check client %S 7490 \
+		$((4 << 20))
+}
+
+# librdmacm's examples, each with its server bound to the server's
+# address; cmtime's own TCP exchange on a port of its own (its default
+# is the pair's meeting point's).
+clients_rdmacm() { # SROLE
+	local s=$1
+	clients_prog "$CLIENTS_PAIRING: rdma_server/rdma_client" fig_none \
+		'rdma_client: end 0' "$s" cmany rdma_server -s %S \
+		-- rdma_client -s %S
+	clients_prog "$CLIENTS_PAIRING: rdma_xserver/rdma_xclient (XRC)" \
+		fig_none 'rdma_xclient: end 0' "$s" cmany rdma_xserver -c x \
+		-- rdma_xclient -s %S -c x
+	clients_prog "$CLIENTS_PAIRING: ucmatose" fig_none 'test complete' \
+		"$s" cmany ucmatose -b %S -- ucmatose -s %S
+	clients_prog "$CLIENTS_PAIRING: udaddy" fig_none 'test complete' \
+		"$s" cmany udaddy -b %S -- udaddy -s %S
+	clients_prog "$CLIENTS_PAIRING: cmtime -c 10" fig_cmtime '^full connect +[0-9]+' \
+		"$s" cmany cmtime -b %S -p 7480 -c 10 -- cmtime -s %S -p 7480 -c 10
+}
+
