@@ -43,7 +43,7 @@ static struct mad_fixture *mad_setup(struct kunit *test)
 	f->rdi = kunit_kzalloc(test, sizeof(*f->rdi), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f->rdi);
 	xa_init_flags(&f->rdi->counter_xa, XA_FLAGS_ALLOC1);
-	spin_lock_init(&f->rdi->counter_lock);
+	mutex_init(&f->rdi->counter_lock);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mad_fixture_release,
 							f->rdi), 0);
 	return f;

@@ -210,13 +210,13 @@ int softrvt_counter_dealloc(struct rdma_counter *counter)
 	if (!counter->id)
 		return 0;
 	/* Its QPs are unbound: nothing counts here any more. */
-	spin_lock(&rdi->counter_lock);
+	mutex_lock(&rdi->counter_lock);
 	qc = xa_erase(&rdi->counter_xa, counter->id);
 	if (qc) {
 		for (i = 0; i < SOFTRVT_CNT_MAX; i++)
 			rdi->counters_gone[i] += atomic64_read(&qc->counts[i]);
 	}
-	spin_unlock(&rdi->counter_lock);
+	mutex_unlock(&rdi->counter_lock);
 	if (qc)
 		kfree_rcu(qc, rcu);
 	return 0;
@@ -231,7 +231,8 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_counter_dealloc);
  * What ib_core shows as the port's values in `rdma statistic`: the
  * device's own counts, every QP counter's, and those of the counters
  * freed, all read in one pass under counter_lock, so that a counter freed
- * meanwhile is counted once.  Process context.
+ * meanwhile is counted once.  Process context: a mutex, as the pass over
+ * every QP counter may be long, and anyone may read the sysfs files.
  */
 void softrvt_port_totals(struct softrvt_dev_info *rdi, u64 *tot)
 {
@@ -239,11 +240,11 @@ void softrvt_port_totals(struct softrvt_dev_info *rdi, u64 *tot)
 	unsigned long id;
 	int i;
 
-	spin_lock(&rdi->counter_lock);
+	mutex_lock(&rdi->counter_lock);
 	for (i = 0; i < SOFTRVT_CNT_MAX; i++)
 		tot[i] = atomic64_read(&rdi->counters[i]) + rdi->counters_gone[i];
 	xa_for_each(&rdi->counter_xa, id, qc)
 		for (i = 0; i < SOFTRVT_CNT_MAX; i++)
 			tot[i] += atomic64_read(&qc->counts[i]);
-	spin_unlock(&rdi->counter_lock);
+	mutex_unlock(&rdi->counter_lock);
 }

@@ -355,7 +355,7 @@ struct softrvt_dev_info *softrvt_alloc_dev(struct net_device *ndev)
 	xa_init_flags(&rdi->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->srq_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&rdi->counter_xa, XA_FLAGS_ALLOC1);
-	spin_lock_init(&rdi->counter_lock);
+	mutex_init(&rdi->counter_lock);
 	return rdi;
 }
 

@@ -163,12 +163,12 @@ struct softrvt_dev_info {
 	struct xarray counter_xa;
 	/*
 	 * What the QP counters freed had counted, for the port's totals
-	 * (mad.c).  counter_lock, taken in process context only, holds a
+	 * (mad.c).  counter_lock, a mutex of process context, holds a
 	 * counter's removal from counter_xa together with the adding of its
 	 * counts here, against softrvt_port_totals(); a counter's insertion
 	 * needs no part of it.
 	 */
-	spinlock_t counter_lock;
+	struct mutex counter_lock;
 	u64 counters_gone[SOFTRVT_CNT_MAX];
 	/* Truesize of the packets on every QP's r_pkts, see softrvt_rx_queue(). */
 	atomic_long_t rx_queued;
