@@ -83,9 +83,13 @@ static int serve(const char *addr, const char *port)
 	uint64_t total, left, h = 0xcbf29ce484222325ULL;
 
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1) ||
-	    (fd = accept(lfd, NULL, NULL)) < 0) {
+	if (bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(lfd, 1)) {
 		perror("tcp_check: server");
+		return 1;
+	}
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0) {
+		perror("tcp_check: accept");
 		return 1;
 	}
 	if (io_all(fd, &total, sizeof(total), 0))

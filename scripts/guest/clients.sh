@@ -61,6 +61,7 @@ clients_served() { # STEP
 
 # Figures from the clients' logs.
 fig_none() { :; }
+fig_refused() { echo "refused: qperf gives UD and UC no GRH"; }
 fig_qperf() { sed -n 's/^ *\(bw\|latency\|msg_rate\) *= *\(.*[^ ]\) *$/\1 \2/p' "$1" | head -n 1; }
 fig_fabric() { awk '$3 ~ /^=/ { r = $6 " MB/s, " $7 " us/xfer" } END { print r }' "$1"; }
 fig_cmtime() { awk '/^full connect/ { print "10 connections in " $4 " us" }' "$1"; }
@@ -104,9 +105,7 @@ clients_qperf() { # SROLE TEST...
 		rc=$?
 		check "$name: refused with EINVAL, as RoCE devices do" \
 			refused_einval "$rc" "$log.client"
-		printf '%s\t%s\t%s\t%s\n' "$CLIENTS_PAIRING" "qperf $t" \
-			"$(tail -n 1 "$OUT/results" | cut -d' ' -f1)" \
-			"refused: qperf gives UD and UC no GRH" >> "$OUT/clients"
+		clients_row "$name" fig_refused
 	done
 	pair_sync "qperf: done"
 }
