@@ -116,3 +116,28 @@ veth() { # a b
 		ip link set "$1" up && ip link set "$2" up
 }
 
+
+# What no kernel log may show after a test: a splat of any kind.
+SPLAT_RE='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|rcu_sched self-detected|RCU stall'
+
+# Kernel log lines with a splat since the line count $1.
+new_splats() {
+	dmesg | tail -n +"$(($1 + 1))" | grep -E "$SPLAT_RE"
+}
+
+# PASS when the kernel logged no splat since the line count $2.
+check_no_splat() { # label log0
+	local splats
+	splats=$(new_splats "$2")
+	[ -n "$splats" ] && printf '%s\n' "$splats"
+	check "$1: no kernel splat" [ -z "$splats" ]
+}
+
+# fio writes NAME's pattern on DEV and reads it back, crc32c in every block.
+fio_verify_dev() { # dev name rw bs mib
+	timeout 600 fio --name="$2" --filename="$1" --direct=1 --allow_file_create=0 \
+		--ioengine=libaio --iodepth=16 --rw="$3" --bs="$4" \
+		--size="$5M" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+		--output="/tmp/fio-$2.log" || { cat "/tmp/fio-$2.log"; return 1; }
+	grep -E '^ *(write|read):' "/tmp/fio-$2.log"
+}

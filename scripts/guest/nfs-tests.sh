@@ -17,7 +17,6 @@ EXPORT=/tmp/nfs-export
 MNT=/tmp/nfs-mnt
 mib=32
 [ "${SOFTRVT_FULL:-}" ] && mib=384
-splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 
 log0=$(dmesg | wc -l)
 
@@ -114,6 +113,4 @@ server_down
 rm -f /tmp/nfs.data
 check "nfs: device removed" rdma link delete softrvt8
 ip link del f0
-splats=$(dmesg | tail -n +"$((log0 + 1))" | grep -E "$splat_re")
-[ -n "$splats" ] && printf '%s\n' "$splats"
-check "nfs: no kernel splat" [ -z "$splats" ]
+check_no_splat nfs "$log0"

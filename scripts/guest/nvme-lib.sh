@@ -90,13 +90,9 @@ target_mrs() {
 	rdma -d resource show mr 2>/dev/null | grep -c 'nvmet_rdma'
 }
 
-# fio writes NAME's pattern and reads it back, crc32c in every block.
+# fio writes NAME's pattern on the namespace and reads it back.
 fio_verify() { # name rw bs mib
-	timeout 600 fio --name="$1" --filename="$(nvme_dev)" --direct=1 --allow_file_create=0 \
-		--ioengine=libaio --iodepth=16 --rw="$2" --bs="$3" \
-		--size="$4M" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="/tmp/fio-$1.log" || { cat "/tmp/fio-$1.log"; return 1; }
-	grep -E '^ *(write|read):' "/tmp/fio-$1.log"
+	fio_verify_dev "$(nvme_dev)" "$@"
 }
 
 # shellcheck disable=SC2154 # rand_mib and seq_mib: the caller's

@@ -25,7 +25,6 @@ ADDR=198.18.41.1
 variant=${1:-}
 rand_mib=8 seq_mib=32
 [ "${SOFTRVT_FULL:-}" ] && rand_mib=128 seq_mib=256
-splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|RCU stall'
 
 log0=$(dmesg | wc -l)
 
@@ -130,6 +129,4 @@ fi
 check "nvme: host modules removed" modprobe -r nvme_rdma nvme_fabrics
 has_ibdev softrvt7 && rdma link delete softrvt7
 ip link del n0
-splats=$(dmesg | tail -n +"$((log0 + 1))" | grep -E "$splat_re")
-[ -n "$splats" ] && printf '%s\n' "$splats"
-check "nvme: no kernel splat" [ -z "$splats" ]
+check_no_splat nvme "$log0"

@@ -40,13 +40,6 @@ LOG=$OUT/teardown
 mkdir -p "$LOG"
 CTL=198.18.15.1
 
-splat_re='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|rcu_sched self-detected|RCU stall'
-
-# Kernel log lines with a splat since the line count $1.
-new_splats() {
-	dmesg | tail -n +"$(($1 + 1))" | grep -E "$splat_re"
-}
-
 # Wait up to $1 seconds for a command to succeed.
 wait_secs() {
 	local end=$((SECONDS + $1))
