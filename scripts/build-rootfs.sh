@@ -21,6 +21,8 @@ PKGS+=",iperf3,trace-cmd,linux-perf"
 # target's tools, infiniband-diags.
 PKGS+=",qperf,libfabric-bin,ucx-utils,openmpi-bin,python3-mpi4py"
 PKGS+=",open-iscsi,targetcli-fb,srptools,infiniband-diags"
+# The kernel's rdma selftests (scripts/guest/selftests.sh) call ping.
+PKGS+=",iputils-ping"
 key=$(echo "trixie $PKGS" | sha256sum | cut -c1-16)
 root=$CACHE/rootfs-$key
 

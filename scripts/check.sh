@@ -75,6 +75,15 @@ guest_run() { # label outdir timeout [vm.sh options] -- command...
 	guest_judge "$label" "$gout"
 }
 
+# The kernel's rdma selftests come from the test kernel's source, which
+# the guest does not see: copied into its OUT for scripts/guest/selftests.sh.
+stage_selftests() { # guest-dir
+	mkdir -p "$1/selftests/kselftest" &&
+		cp -r "$src/tools/testing/selftests/rdma" "$1/selftests/" &&
+		cp "$src/tools/testing/selftests/kselftest/ktap_helpers.sh" \
+			"$1/selftests/kselftest/"
+}
+
 # Two guests as two hosts (vm-pair.sh), each judged as a guest: guest a's
 # results and kernel log under "LABEL a: ", guest b's under "LABEL b: ".
 pair_run() { # label outdir timeout [vm-pair.sh options] -- command...
@@ -250,6 +259,7 @@ quick_check() { # suites
 		summary
 		;;
 	esac
+	stage_selftests "$out/guest"
 	# shellcheck disable=SC2086
 	guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 		env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh $1
@@ -420,6 +430,7 @@ fi
 
 timed_phase "host checks" "$t0"
 t0=$SECONDS
+stage_selftests "$out/guest"
 guest_run "" "$out/guest" $((full ? 4 * 3600 : 4500)) -- \
 	env SOFTRVT_FULL="$full" scripts/guest/run-tests.sh
 timed_phase guest "$t0"

@@ -141,6 +141,11 @@ suite_engine() { scripts/guest/engine-tests.sh; }
 # namespace meanwhile.  The force_mr variant of NVMe needs its own boot.
 suite_nvme() { scripts/guest/nvme-tests.sh; }
 suite_nfs() { scripts/guest/nfs-tests.sh; }
+# iSER and SRP, initiators and LIO targets, on one device.
+suite_scsi() { scripts/guest/scsi-tests.sh; }
+# The kernel's rdma selftests: before rxe is ever loaded, which holds UDP
+# 4791 in the initial namespace that they watch open and close.
+suite_selftests() { scripts/guest/selftests.sh; }
 
 # After those: rxe binds UDP 4791 in the initial namespace when it loads,
 # which it cannot while a softrvt device there holds the port.
@@ -155,7 +160,7 @@ suite_teardown() {
 	scripts/guest/teardown-tests.sh
 }
 
-SUITES="readme kunit link fault engine nvme nfs wire teardown"
+SUITES="readme kunit link fault engine nvme nfs scsi selftests wire teardown"
 # shellcheck disable=SC2086
 [ $# -gt 0 ] || set -- $SUITES
 for suite in "$@"; do
