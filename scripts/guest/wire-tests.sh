@@ -119,6 +119,18 @@ check "pma: softrvt2's sysfs port_rcv_packets ($prp) is its rx_packets ($rx0..$r
 	in_range "$rx0" "$prp" "$rx1"
 check "pma: no unicast or multicast counters offered (not kept)" \
 	[ ! -e "$pma/unicast_xmit_packets" ]
+# infiniband-diags' perfquery reaches no RoCE port, rdma_rxe's as little
+# as softrvt's (seen in this guest): libibmad registers for the SM
+# class too, which ib_umad refuses on a port without QP0.  Its
+# counters are the sysfs files above.
+perfquery_refused() {
+	modprobe ib_umad &&
+		! timeout 60 perfquery -C softrvt1 -P 1 > /tmp/perfquery.log 2>&1 &&
+		grep -q 'client_register for mgmt 1 failed' /tmp/perfquery.log ||
+		{ cat /tmp/perfquery.log; return 1; }
+}
+check "pma: perfquery refused as on rdma_rxe (libibmad asks for the SM class)" \
+	perfquery_refused
 
 section "wire: transport errors on both sides"
 # One process drives a QP on each device: every packet crosses the veth.
