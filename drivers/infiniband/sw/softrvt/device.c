@@ -222,6 +222,26 @@ static void softrvt_disassociate_ucontext(struct ib_ucontext *uctx)
 }
 
 /**
+ * softrvt_enable_driver - the device is enabled, before any client is added
+ * (ib_device_ops.enable_driver)
+ * @ibdev: the device
+ *
+ * A device is disabled and enabled again when it moves to another network
+ * namespace (`rdma dev set DEV netns NS`, or its namespace deleted in
+ * exclusive mode): its clients are removed, softrvt's first, which fails
+ * every QP and locks them in ERR (softrvt_qp_fail_all()), and are added
+ * back here.  The QPs of before are gone with their owners by then; ib_mad,
+ * added before softrvt's client, moves the new QP1 out of RESET at once.
+ *
+ * Return: 0.
+ */
+static int softrvt_enable_driver(struct ib_device *ibdev)
+{
+	WRITE_ONCE(softrvt_to_dev(ibdev)->dying, false);
+	return 0;
+}
+
+/**
  * softrvt_dealloc_driver - last teardown after unregistration
  * (ib_device_ops.dealloc_driver)
  * @ibdev: the device, no longer reachable through ib_core
@@ -300,6 +320,7 @@ static const struct ib_device_ops softrvt_dev_ops = {
 	.detach_mcast = softrvt_detach_mcast,
 	.device_group = &softrvt_attr_group,
 	.disassociate_ucontext = softrvt_disassociate_ucontext,
+	.enable_driver = softrvt_enable_driver,
 	.fill_res_cq_entry = softrvt_fill_res_cq_entry,
 	.fill_res_mr_entry = softrvt_fill_res_mr_entry,
 	.fill_res_qp_entry = softrvt_fill_res_qp_entry,

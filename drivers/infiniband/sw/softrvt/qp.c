@@ -577,7 +577,8 @@ struct softrvt_qp *softrvt_qp_next(struct softrvt_dev_info *rdi, unsigned long *
  * each QP to ERR and waits until its engine has completed every WQE with
  * IB_WC_WR_FLUSH_ERR, so that processes see their work fail instead.
  * From now on softrvt_modify_qp() moves no QP anywhere but to ERR, so that
- * none escapes.  Process context.
+ * none escapes, until the device is enabled again (softrvt_enable_driver(),
+ * after a move to another network namespace).  Process context.
  */
 void softrvt_qp_fail_all(struct softrvt_dev_info *rdi)
 {

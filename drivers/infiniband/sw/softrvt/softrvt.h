@@ -134,7 +134,7 @@ struct softrvt_dev_info {
 	struct net_device *ndev;
 	struct list_head list;		/* on softrvt_devices, under softrvt_devices_lock */
 	bool port_active;		/* last state reported; under RTNL */
-	bool dying;			/* being unregistered: softrvt_qp_fail_all() */
+	bool dying;			/* disabled: softrvt_qp_fail_all(), enable_driver */
 	enum ib_mtu port_mtu;		/* from the netdev's MTU */
 
 	atomic_t n_pds;
