@@ -12,11 +12,12 @@
 set -u
 
 . scripts/guest/lib.sh
+. scripts/guest/wire-setup.sh
 
 SRC=$OUT/selftests
-# softrvt's provider, as a system with softrvt has it installed: their
-# rping opens the device through librdmacm.
-export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
+# wire-setup.sh gives them softrvt's provider (RDMAV_DRIVERS), as a
+# system with softrvt has it installed: their rping opens the device
+# through librdmacm.
 DST=/tmp/selftests
 
 adapt() { # file
@@ -68,3 +69,47 @@ for p in $progs; do
 	fi
 	cp "/tmp/$p.log" "$OUT/selftests-$p.log" 2>/dev/null
 done
+
+# What those programs leave unchecked: devices moved into namespaces of
+# their own in exclusive mode (their clients removed and added again)
+# still carry connections.  QP1 must leave RESET again ("Couldn't change
+# QP1 state to INIT" and no RDMA CM otherwise).  The mode changes only
+# while no namespace but the initial one exists.
+section "devices moved into namespaces of their own (exclusive mode)"
+log0=$(dmesg | wc -l)
+ports_opened() { ! dmesg | tail -n +"$((log0 + 1))" | grep "softrvt4[01]: Couldn't"; }
+# ip netns exec, not nsenter: libibverbs finds devices in the sysfs of the
+# namespace, which it mounts.
+rping_moved() {
+	local spid crc log=/tmp/rping-moved
+	ip netns exec sta timeout 120 rping -s -a 198.18.48.1 -v -C 5 \
+		> "$log.server" 2>&1 &
+	spid=$!
+	wait_for 100 sh -c 'ip netns exec sta rdma resource show cm_id | grep -q LISTEN'
+	ip netns exec stb timeout 120 rping -c -a 198.18.48.1 -v -V -C 5 \
+		> "$log.client" 2>&1
+	crc=$?
+	wait "$spid" && [ "$crc" = 0 ] && grep -q '^ping data' "$log.client" ||
+		{ tail -n 5 "$log.server" "$log.client"; return 1; }
+}
+check "netns: exclusive mode" rdma system set netns exclusive
+ip netns add sta
+ip netns add stb
+ip link add t0 netns sta type veth peer name t1 netns stb
+ns_exec sta ip addr add 198.18.48.1/24 dev t0
+ns_exec stb ip addr add 198.18.48.2/24 dev t1
+ns_exec sta ip link set t0 up
+ns_exec stb ip link set t1 up
+# A device is created in the initial namespace, whatever its netdev's.
+ns_exec sta rdma link add softrvt40 type softrvt netdev t0
+ns_exec stb rdma link add softrvt41 type softrvt netdev t1
+check "netns: softrvt40 and softrvt41 moved into their netdevs' namespaces" \
+	sh -c 'rdma dev set softrvt40 netns sta && rdma dev set softrvt41 netns stb'
+check "netns: their ports opened again (QP1 out of RESET)" ports_opened
+check "netns: rping between the moved devices, data validated" rping_moved
+ip netns del sta
+ip netns del stb
+check "netns: both devices gone with their netdevs, the namespaces' veth" \
+	wait_for 100 sh -c '! rdma dev show softrvt40 && ! rdma dev show softrvt41'
+check "netns: no port failed to open again" ports_opened
+check "netns: shared mode again" rdma system set netns shared
