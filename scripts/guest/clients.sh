@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The programs people run on RDMA, between the two guests of the pair:
-# qperf, libfabric's fi_pingpong, rsockets and librdmacm's examples.  Sourced by pair-tests.sh after pair-lib.sh; both
+# qperf, libfabric's fi_pingpong, UCX's ucx_perftest, rsockets and
+# librdmacm's examples.  Sourced by pair-tests.sh after pair-lib.sh; both
 # guests call the same functions in the same order, each its side.
 #
 # Every program also leaves a row in $OUT/clients (the client's guest):
@@ -16,6 +17,7 @@ CLIENTS_PAIRING=""
 # id in LISTEN (rsockets' programs, whose command is env).
 pair_ready_fabric() { tcp_listening 47592; }
 pair_ready_cmany() { rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'; }
+pair_ready_ucx() { tcp_listening 13337; }
 
 # The row of test NAME, the client's: the result just recorded for it
 # and the figure FIGURE-FN finds in the client's log.
@@ -65,6 +67,7 @@ fig_refused() { echo "refused: qperf gives UD and UC no GRH"; }
 fig_qperf() { sed -n 's/^ *\(bw\|latency\|msg_rate\) *= *\(.*[^ ]\) *$/\1 \2/p' "$1" | head -n 1; }
 fig_fabric() { awk '$3 ~ /^=/ { r = $6 " MB/s, " $7 " us/xfer" } END { print r }' "$1"; }
 fig_cmtime() { awk '/^full connect/ { print "10 connections in " $4 " us" }' "$1"; }
+fig_ucx() { awk '/^Final:/ { print $4 " us average latency" }' "$1"; }
 fig_rstream() { awk 'h { r = $7 " Gb/s, " $8 " us/xfer"; h = 0 } /^name/ { h = 1 } END { print r }' "$1"; }
 
 # qperf: its server serves every test of the run, then is stopped.
@@ -169,3 +172,24 @@ clients_rdmacm() { # SROLE
 		"$s" cmany cmtime -b %S -p 7480 -c 10 -- cmtime -s %S -p 7480 -c 10
 }
 
+
+# UCX: ucx_perftest's tag-matching latency over UD alone and over RC with
+# UD for its wireup (the slice: RC only), through UCP.  UCX's UD drops
+# every packet whose destination GID is not the device's, and it takes
+# the packet type (IPv4 or IPv6) from the completion's sl, where mlx5
+# reports it (UCX PR 6317): on rdma_rxe and softrvt alike it reads an
+# IPv4 packet's GRH area as IPv6 and drops everything
+# ("UD endpoint ... unhandled timeout error"), unless
+# UCX_UD_ETH_DGID_CHECK=n (UCX PR 10209 reads the GRH instead for devices
+# other than mlx5).  Debian's ucx_perftest is built with MPI: -P 0.
+clients_ucx() { # SROLE SET
+	local s=$1 tls=(ud_verbs rc_verbs,ud_verbs) t cmd
+	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=(rc_verbs,ud_verbs)
+	for t in "${tls[@]}"; do
+		cmd=(env UCX_TLS="$t" UCX_NET_DEVICES=%D:1 UCX_IB_GID_INDEX=%G
+			UCX_UD_ETH_DGID_CHECK=n ucx_perftest -P 0 -p 13337)
+		clients_prog "$CLIENTS_PAIRING: ucx_perftest tag_lat $t" fig_ucx \
+			'^Final: +100 ' "$s" ucx "${cmd[@]}" \
+			-- "${cmd[@]}" -t tag_lat -n 100 -s 8 %S
+	done
+}

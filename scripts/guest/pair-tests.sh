@@ -80,6 +80,7 @@ clients() { # PAIRING SROLE SET
 	fi
 	QPERF_IB_TESTS="ud_lat uc_bw" clients_qperf "$s" "${qp[@]}"
 	clients_fabric "$s" rdm "${rdm_sizes[@]}"
+	clients_ucx "$s" "$set"
 	[ "$set" = slice ] && [ -z "$all" ] && return
 	clients_fabric "$s" msg "${fi_sizes[@]}"
 	clients_fabric "$s" dgram 64 512 4096
