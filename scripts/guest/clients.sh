@@ -183,8 +183,8 @@ clients_rdmacm() { # SROLE
 # UCX_UD_ETH_DGID_CHECK=n (UCX PR 10209 reads the GRH instead for devices
 # other than mlx5).  Debian's ucx_perftest is built with MPI: -P 0.
 clients_ucx() { # SROLE SET
-	local s=$1 tls=(ud_verbs rc_verbs,ud_verbs) t cmd
-	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=(rc_verbs,ud_verbs)
+	local s=$1 tls=(ud_verbs "rc_verbs,ud_verbs") t cmd
+	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=("rc_verbs,ud_verbs")
 	for t in "${tls[@]}"; do
 		cmd=(env UCX_TLS="$t" UCX_NET_DEVICES=%D:1 UCX_IB_GID_INDEX=%G
 			UCX_UD_ETH_DGID_CHECK=n ucx_perftest -P 0 -p 13337)
