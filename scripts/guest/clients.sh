@@ -172,7 +172,6 @@ clients_rdmacm() { # SROLE
 		"$s" cmany cmtime -b %S -p 7480 -c 10 -- cmtime -s %S -p 7480 -c 10
 }
 
-
 # UCX: ucx_perftest's tag-matching latency over UD alone and over RC with
 # UD for its wireup (the slice: RC only), through UCP.  UCX's UD drops
 # every packet whose destination GID is not the device's, and it takes

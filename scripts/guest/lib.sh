@@ -116,7 +116,6 @@ veth() { # a b
 		ip link set "$1" up && ip link set "$2" up
 }
 
-
 # What no kernel log may show after a test: a splat of any kind.
 SPLAT_RE='WARNING:|BUG:|KASAN|UBSAN|possible circular|possible recursive|INFO: task .* blocked|Oops|general protection|refcount_t:|list_(add|del) corruption|soft lockup|rcu_sched self-detected|RCU stall'
 

@@ -124,10 +124,12 @@ check "pma: no unicast or multicast counters offered (not kept)" \
 # class too, which ib_umad refuses on a port without QP0.  Its
 # counters are the sysfs files above.
 perfquery_refused() {
-	modprobe ib_umad &&
-		! timeout 60 perfquery -C softrvt1 -P 1 > /tmp/perfquery.log 2>&1 &&
-		grep -q 'client_register for mgmt 1 failed' /tmp/perfquery.log ||
-		{ cat /tmp/perfquery.log; return 1; }
+	modprobe ib_umad || return 1
+	if timeout 60 perfquery -C softrvt1 -P 1 > /tmp/perfquery.log 2>&1 ||
+		! grep -q 'client_register for mgmt 1 failed' /tmp/perfquery.log; then
+		cat /tmp/perfquery.log
+		return 1
+	fi
 }
 check "pma: perfquery refused as on rdma_rxe (libibmad asks for the SM class)" \
 	perfquery_refused
