@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The programs people run on RDMA, between the two guests of the pair:
-# qperf, libfabric's fi_pingpong, UCX's ucx_perftest, rsockets and
-# librdmacm's examples.  Sourced by pair-tests.sh after pair-lib.sh; both
+# qperf, libfabric's fi_pingpong, UCX's ucx_perftest, Open MPI over UCX,
+# rsockets and librdmacm's examples.  Sourced by pair-tests.sh after pair-lib.sh; both
 # guests call the same functions in the same order, each its side.
 #
 # Every program also leaves a row in $OUT/clients (the client's guest):
@@ -18,6 +18,10 @@ CLIENTS_PAIRING=""
 pair_ready_fabric() { tcp_listening 47592; }
 pair_ready_cmany() { rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN'; }
 pair_ready_ucx() { tcp_listening 13337; }
+pair_ready_mpi() { tcp_listening 7491; }
+# mckey's receiver has joined 239.18.50.1 once its QP is attached: the
+# device then has eth0 take the group's MAC (both drivers do).
+pair_ready_mcast() { ip maddr show dev eth0 | grep -q '01:00:5e:12:32:01'; }
 
 # The row of test NAME, the client's: the result just recorded for it
 # and the figure FIGURE-FN finds in the client's log.
@@ -68,6 +72,8 @@ fig_qperf() { sed -n 's/^ *\(bw\|latency\|msg_rate\) *= *\(.*[^ ]\) *$/\1 \2/p' 
 fig_fabric() { awk '$3 ~ /^=/ { r = $6 " MB/s, " $7 " us/xfer" } END { print r }' "$1"; }
 fig_cmtime() { awk '/^full connect/ { print "10 connections in " $4 " us" }' "$1"; }
 fig_ucx() { awk '/^Final:/ { print $4 " us average latency" }' "$1"; }
+fig_ucx_bw() { awk '/^Final:/ { print $6 " MB/s average" }' "$1"; }
+fig_mpi() { sed -n 's/^# point-to-point of \([0-9]*\) bytes: \(.*\)$/\1 B point-to-point: \2/p' "$1"; }
 fig_rstream() { awk 'h { r = $7 " Gb/s, " $8 " us/xfer"; h = 0 } /^name/ { h = 1 } END { print r }' "$1"; }
 
 # qperf: its server serves every test of the run, then is stopped.
@@ -170,25 +176,59 @@ clients_rdmacm() { # SROLE
 		"$s" cmany udaddy -b %S -- udaddy -s %S
 	clients_prog "$CLIENTS_PAIRING: cmtime -c 10" fig_cmtime '^full connect +[0-9]+' \
 		"$s" cmany cmtime -b %S -p 7480 -c 10 -- cmtime -s %S -p 7480 -c 10
+	clients_mckey "$s"
 }
 
-# UCX: ucx_perftest's tag-matching latency over UD alone and over RC with
-# UD for its wireup (the slice: RC only), through UCP.  UCX's UD drops
-# every packet whose destination GID is not the device's, and it takes
-# the packet type (IPv4 or IPv6) from the completion's sl, where mlx5
-# reports it (UCX PR 6317): on rdma_rxe and softrvt alike it reads an
-# IPv4 packet's GRH area as IPv6 and drops everything
-# ("UD endpoint ... unhandled timeout error"), unless
-# UCX_UD_ETH_DGID_CHECK=n (UCX PR 10209 reads the GRH instead for devices
-# other than mlx5).  Debian's ucx_perftest is built with MPI: -P 0.
-clients_ucx() { # SROLE SET
-	local s=$1 tls=(ud_verbs "rc_verbs,ud_verbs") t cmd
-	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=("rc_verbs,ud_verbs")
-	for t in "${tls[@]}"; do
-		cmd=(env UCX_TLS="$t" UCX_NET_DEVICES=%D:1 UCX_IB_GID_INDEX=%G
-			UCX_UD_ETH_DGID_CHECK=n ucx_perftest -P 0 -p 13337)
-		clients_prog "$CLIENTS_PAIRING: ucx_perftest tag_lat $t" fig_ucx \
-			'^Final: +100 ' "$s" ucx "${cmd[@]}" \
-			-- "${cmd[@]}" -t tag_lat -n 100 -s 8 %S
-	done
+# mckey: UD multicast through the RDMA CM, the server the receiver.  The
+# group 239.18.50.1 is administratively scoped and its frames go only
+# over the pair's link.  mckey's sender posts its messages unsignalled
+# and destroys its QP right after posting them ("we don't want to handle
+# reliability issue in this simple test program"): on a software device,
+# whose engine sends after ibv_post_send() returns, how many leave
+# before the QP goes is a matter of timing (softrvt sent 12 of 50,
+# rdma_rxe 2 of 5, seen).  So the receiver waits for one message and
+# exits 0 once it has it; the sender sends 50, three times.
+clients_mckey() { # SROLE
+	local args=(-m 239.18.50.1 -b %A -S 1024)
+	clients_prog "$CLIENTS_PAIRING: mckey, 1 KiB messages to a group" fig_none \
+		'test complete' "$1" mcast mckey "${args[@]}" -C 1 \
+		-- sh -c 'for i in 1 2 3; do mckey "$@" -s -C 50 || exit; done' \
+		mckey "${args[@]}"
+}
+
+# Open MPI 5 over UCX: mpirun in the client's guest launches its daemon in
+# the server's through scripts/guest/mpi-rsh.py (the guests have no ssh;
+# the server is mpi-rsh.py serving that one launch).  Each guest has a
+# name of its own (pair-a, pair-b) and slots for two ranks.  The ranks
+# talk through UCX's verbs transports only: the pml is UCX, the btl only
+# "self", and UCX_TLS leaves out TCP and shared memory, so that two ranks
+# on one host go through the device too.  Every process takes its
+# device and GID index from its own guest (the daemon from mpi-rsh.py's
+# environment), as the two sides may differ.  scripts/guest/mpi-check.py
+# checks every byte of point-to-point, Allreduce, Alltoall and Bcast.
+mpi_hosts() {
+	hostname "pair-$PAIR_ROLE" &&
+		printf '127.0.0.1\tlocalhost\n%s\tpair-a\n%s\tpair-b\n' \
+			198.18.50.1 198.18.50.2 > /run/pair-hosts &&
+		mount --bind /run/pair-hosts /etc/hosts &&
+		printf 'pair-a slots=2\npair-b slots=2\n' > /run/mpi-hosts &&
+		MPI_HOSTFILE=/run/mpi-hosts
+}
+
+clients_mpi() { # SROLE RANKS MAX-BYTES
+	local s=$1 np=$2 max=$3 env run
+	[ -n "${MPI_HOSTFILE:-}" ] ||
+		check "MPI: guest $PAIR_ROLE named pair-$PAIR_ROLE, both in /etc/hosts" mpi_hosts
+	env=(env "UCX_TLS=rc_verbs,ud_verbs,self" UCX_NET_DEVICES=%D:1
+		UCX_IB_GID_INDEX=%G UCX_UD_ETH_DGID_CHECK=n
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
+	run=(mpirun --hostfile "${MPI_HOSTFILE:-none}" -np "$np" --map-by node
+		--prtemca plm_ssh_agent "$PWD/scripts/guest/mpi-rsh.py"
+		--prtemca oob_tcp_if_include 198.18.50.0/24
+		--mca pml ucx --mca btl self scripts/guest/mpi-check.py "$max")
+	PAIR_RUN_TIMEOUT=400 clients_prog \
+		"$CLIENTS_PAIRING: Open MPI over UCX, $np ranks, up to $max B, checked" \
+		fig_mpi '^ok [0-9]+ - Bcast' "$s" mpi \
+		"${env[@]}" scripts/guest/mpi-rsh.py serve %S 7491 \
+		-- "${env[@]}" MPI_RSH_PORT=7491 "${run[@]}"
 }

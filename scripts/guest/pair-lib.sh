@@ -171,7 +171,8 @@ pair_ready_cm() {
 
 # A server in one guest, its client in the other, both on this pair's
 # devices (pair_dev_up).  In the arguments, "%G" becomes the side's GID
-# index, "%D" its device (as in wire_pair) and "%S" the server's address.
+# index, "%D" its device (as in wire_pair), "%S" the server's address and
+# "%A" the side's own.
 # The client's guest records the result: both must exit 0 and the
 # client's output must match WANT.  READY is how the server shows that it
 # is listening: tcp (port 18515, the verbs tools' exchange) or cm (an
@@ -191,7 +192,10 @@ pair_run() {
 		cmd=("$@")
 	fi
 	wire_subst "$PAIR_DEV" "$PAIR_GID" "${cmd[@]}"
-	for a in "${WIRE_ARGS[@]}"; do args+=("${a//%S/$saddr}"); done
+	for a in "${WIRE_ARGS[@]}"; do
+		a=${a//%S/$saddr}
+		args+=("${a//%A/$PAIR_ADDR}")
+	done
 	wire_log "$name"
 	log=$REPLY
 

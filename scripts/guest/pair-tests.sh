@@ -9,10 +9,11 @@
 # tests/wire_xfer (RC WRITE, SEND and READ, every byte checked); then
 # NVMe over Fabrics with the target on one host and the host on the
 # other, softrvt host to rxe target and rxe host to softrvt target (both
-# at once), fio verifying with crc32c; and the programs of clients.sh
-# (qperf, libfabric, rsockets, librdmacm's examples) between
-# softrvt and softrvt, softrvt and rxe, and rxe and rxe for reference.
-# perftest's figures are not judged: its clock
+# at once), fio verifying with crc32c; iSER and SRP the same way (LIO
+# target on one host, initiator on the other); and the programs of
+# clients.sh (qperf, libfabric, UCX, Open MPI, rsockets, librdmacm's
+# examples) between softrvt and softrvt, softrvt and rxe, and rxe and rxe
+# for reference.  perftest's figures are not judged: its clock
 # calibration fails under TCG; a transfer that does not complete fails.
 # Each guest writes PASS/FAIL lines to its own $OUT/results, the client's
 # guest for each program, the NVMe host's for NVMe.
@@ -31,6 +32,7 @@ set -u
 . scripts/guest/nvme-lib.sh
 . scripts/guest/pair-lib.sh || exit 2
 . scripts/guest/clients.sh
+. scripts/guest/scsi-lib.sh
 : > "$OUT/results"
 : > "$OUT/clients"
 
@@ -81,6 +83,12 @@ clients() { # PAIRING SROLE SET
 	QPERF_IB_TESTS="ud_lat uc_bw" clients_qperf "$s" "${qp[@]}"
 	clients_fabric "$s" rdm "${rdm_sizes[@]}"
 	clients_ucx "$s" "$set"
+	if [ -n "$all" ]; then
+		clients_mpi "$s" 2 $((16 << 20))
+		clients_mpi "$s" 4 $((16 << 20))
+	else
+		clients_mpi "$s" "$([ "$set" = all ] && echo 4 || echo 2)" $((1 << 20))
+	fi
 	[ "$set" = slice ] && [ -z "$all" ] && return
 	clients_fabric "$s" msg "${fi_sizes[@]}"
 	clients_fabric "$s" dgram 64 512 4096
@@ -127,6 +135,56 @@ nvme_both() { # LABEL_A LABEL_B
 }
 target_down_pair() { pair_dev_down && target_down; }
 
+# iSER, then SRP, with the LIO target on guest TROLE and the initiator
+# on the other, each end on its guest's device (scsi-lib.sh): fio
+# verifying on the disk, logout or the remote port deleted, every
+# module of both ends removed.  The SRP target tells the initiator its
+# port ID (the service GUID) at the step where it is ready.
+scsi_pair() { # LABEL TROLE
+	local label=$1 rc=1 guid=none
+	SCSI_DEV=$PAIR_DEV
+	if [ "$2" = "$PAIR_ROLE" ]; then
+		SCSI_TGT_ADDR=$PAIR_ADDR SCSI_INI_ADDR=$PAIR_PEER
+		check "$label: LIO backstore (iblock over null_blk)" backstore_up &&
+			check "$label: iSER portal on $SCSI_TGT_ADDR:3260" iser_target_up &&
+			rc=0
+		pair_sync "$label: iser target" "$rc"
+		pair_sync "$label: iser initiator done" - 900
+		check "$label: iSER target taken down, its modules removed" \
+			iser_target_down
+		[ "$rc" = 0 ] &&
+			check "$label: ib_srpt port $(srpt_port_name), RDMA/CM on $SRP_PORT" \
+				srp_target_up && guid=$(srpt_guid)
+		pair_sync "$label: srp target" "${guid:-none}"
+		pair_sync "$label: srp initiator done" - 900
+		check "$label: SRP target taken down, ib_srpt removed" srp_target_down
+		check "$label: backstore removed, target core unloaded" backstore_down
+		return
+	fi
+	SCSI_TGT_ADDR=$PAIR_PEER SCSI_INI_ADDR=$PAIR_ADDR
+	if pair_sync "$label: iser target" && [ "$REPLY" = 0 ]; then
+		check "$label: iscsid started" iscsid_up
+		check "$label: iSER login through the iser interface" iser_login
+		check "$label: the session's transport is iser" iser_session_on_iser
+		scsi_io_checks "$label: iser"
+		check "$label: iSER logout, disk gone" iser_logout
+		iscsid_down
+		check "$label: ib_iser removed" modprobe -r ib_iser
+	else
+		fail "$label: iSER (the target did not come up)"
+	fi
+	pair_sync "$label: iser initiator done"
+	if pair_sync "$label: srp target" && [ "$REPLY" != none ]; then
+		check "$label: SRP add_target" srp_add_target "$REPLY"
+		scsi_io_checks "$label: srp"
+		check "$label: SRP remote port deleted, disk gone" srp_remove_target
+		check "$label: ib_srp removed" modprobe -r ib_srp
+	else
+		fail "$label: SRP (the target did not come up)"
+	fi
+	pair_sync "$label: srp initiator done"
+}
+
 # A section's title, with the seconds since the script started.
 stage() { echo "== pair (${SECONDS}s): $*"; }
 
@@ -151,6 +209,8 @@ check "srvt-srvt: packets taken in the NIC's pages (rx_paged ${paged:-none})" \
 [ "${SOFTRVT_FULL:-}" ] && suite "srvt-srvt, server b" b
 stage "the programs people run on RDMA, softrvt on both hosts"
 clients softrvt-softrvt a all
+stage "iSER and SRP, softrvt on both hosts"
+scsi_pair "scsi srvt target (a), srvt initiator (b)" a
 
 stage "softrvt on guest a, rxe on guest b"
 if [ "$PAIR_ROLE" = b ]; then
@@ -163,7 +223,12 @@ suite "rxe server (b), srvt client (a)" b "rc read rping xfer"
 stage "the programs people run on RDMA, softrvt and rxe"
 CLIENTS_FI_UNIVERSE=64
 clients "softrvt server, rxe client" a slice
-[ "${SOFTRVT_FULL:-}" ] && clients "rxe server, softrvt client" b all
+if [ "${SOFTRVT_FULL:-}" ]; then
+	clients "rxe server, softrvt client" b all
+	stage "iSER and SRP, softrvt and rxe"
+	scsi_pair "scsi srvt target (a), rxe initiator (b)" a
+	scsi_pair "scsi rxe target (b), srvt initiator (a)" b
+fi
 stage "NVMe/RDMA each way: each host the target of the other"
 nvme_both "srvt host (a), rxe target (b)" "rxe host (b), srvt target (a)"
 
