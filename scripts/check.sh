@@ -60,6 +60,15 @@ guest_judge() { # label outdir
 		record PASS "$1guest: ran to the end (longest silence $(cat "$2/longest-silence")s)"
 	fi
 	[ -f "$2/results" ] && sed "s/^\(PASS\|FAIL\) /&$1/" "$2/results" >> "$results"
+	# A guest script that met a shell error (a function or a program
+	# missing, bad syntax, an unset variable) skipped whatever it was
+	# about to test, and every check it did reach may still pass.
+	if grep -E '\.sh: line [0-9]+: ' "$2/console.log" > "$2/shell-errors.log" 2>/dev/null; then
+		cat "$2/shell-errors.log"
+		record FAIL "$1guest scripts: no shell error"
+	else
+		record PASS "$1guest scripts: no shell error"
+	fi
 	kernel_checks "$1" "$2"
 }
 
@@ -426,6 +435,7 @@ if [ -n "$kdir" ]; then
 	# heartbeat: one boot pair for both proofs.
 	"$TOP/scripts/harness-tests.sh" "$kdir" pair 2>&1 | tee -a "$results"
 	"$TOP/scripts/harness-tests.sh" "$kdir" pairsync 2>&1 | tee -a "$results"
+	"$TOP/scripts/harness-tests.sh" "$kdir" plugin 2>&1 | tee -a "$results"
 fi
 
 timed_phase "host checks" "$t0"

@@ -179,6 +179,48 @@ clients_rdmacm() { # SROLE
 	clients_mckey "$s"
 }
 
+# UCX: ucx_perftest's tag-matching latency over UD alone and over RC with
+# UD for its wireup (the slice: RC only), through UCP.  UCX's UD drops
+# every packet whose destination GID is not the device's, and it takes
+# the packet type (IPv4 or IPv6) from the completion's sl, where mlx5
+# reports it (UCX PR 6317): on rdma_rxe and softrvt alike it reads an
+# IPv4 packet's GRH area as IPv6 and drops everything
+# ("UD endpoint ... unhandled timeout error"), unless
+# UCX_UD_ETH_DGID_CHECK=n (UCX PR 10209 reads the GRH instead for devices
+# other than mlx5).  Debian's ucx_perftest is built with MPI: -P 0.
+# check-full adds the bandwidths: UCP's tag_bw over each, and UCT's
+# put_bw, get_bw and am_bw over rc_verbs and am_bw over ud_verbs (UD has
+# no RDMA).  ucx_perftest's server takes a UCT test's device by the name
+# the client gives: those run only where both ends' devices have one
+# name (softrvt0 and softrvt0, rxe0 and rxe0).
+clients_ucx() { # SROLE SET
+	local s=$1 tls=(ud_verbs "rc_verbs,ud_verbs") t cmd uct test tl size
+	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=("rc_verbs,ud_verbs")
+	for t in "${tls[@]}"; do
+		cmd=(env UCX_TLS="$t" UCX_NET_DEVICES=%D:1 UCX_IB_GID_INDEX=%G
+			UCX_UD_ETH_DGID_CHECK=n ucx_perftest -P 0 -p 13337)
+		clients_prog "$CLIENTS_PAIRING: ucx_perftest tag_lat $t" fig_ucx \
+			'^Final: +100 ' "$s" ucx "${cmd[@]}" \
+			-- "${cmd[@]}" -t tag_lat -n 100 -s 8 %S
+		[ -n "${SOFTRVT_FULL:-}" ] || continue
+		clients_prog "$CLIENTS_PAIRING: ucx_perftest tag_bw 64 KiB $t" \
+			fig_ucx_bw '^Final: +50 ' "$s" ucx "${cmd[@]}" \
+			-- "${cmd[@]}" -t tag_bw -n 50 -s 65536 %S
+	done
+	[ -n "${SOFTRVT_FULL:-}" ] || return 0
+	pair_sync "ucx: device names" "$PAIR_DEV"
+	[ "$REPLY" = "$PAIR_DEV" ] || return 0
+	uct=(env UCX_IB_GID_INDEX=%G UCX_UD_ETH_DGID_CHECK=n
+		ucx_perftest -P 0 -p 13337)
+	for t in "put_bw rc_verbs 65536" "get_bw rc_verbs 65536" \
+		"am_bw rc_verbs 4096" "am_bw ud_verbs 1024"; do
+		read -r test tl size <<< "$t"
+		clients_prog "$CLIENTS_PAIRING: ucx_perftest $test $size B $tl (UCT)" \
+			fig_ucx_bw '^Final: +50 ' "$s" ucx "${uct[@]}" \
+			-- "${uct[@]}" -t "$test" -x "$tl" -d %D:1 -n 50 -s "$size" %S
+	done
+}
+
 # mckey: UD multicast through the RDMA CM, the server the receiver.  The
 # group 239.18.50.1 is administratively scoped and its frames go only
 # over the pair's link.  mckey's sender posts its messages unsignalled
