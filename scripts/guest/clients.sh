@@ -189,12 +189,11 @@ clients_rdmacm() { # SROLE
 # UCX_UD_ETH_DGID_CHECK=n (UCX PR 10209 reads the GRH instead for devices
 # other than mlx5).  Debian's ucx_perftest is built with MPI: -P 0.
 # check-full adds the bandwidths: UCP's tag_bw over each, and UCT's
-# put_bw, get_bw and am_bw over rc_verbs and am_bw over ud_verbs (UD has
-# no RDMA).  ucx_perftest's server takes a UCT test's device by the name
-# the client gives: those run only where both ends' devices have one
-# name (softrvt0 and softrvt0, rxe0 and rxe0).
+# put_bw, get_bw (zero-copy) and am_bw (buffered) over rc_verbs and
+# am_bw over ud_verbs (UD has no RDMA); a UCT test's server names its
+# transport and device as well.
 clients_ucx() { # SROLE SET
-	local s=$1 tls=(ud_verbs "rc_verbs,ud_verbs") t cmd uct test tl size
+	local s=$1 tls=(ud_verbs "rc_verbs,ud_verbs") t cmd uct test tl size layout
 	[ "$2" = slice ] && [ -z "${SOFTRVT_FULL:-}" ] && tls=("rc_verbs,ud_verbs")
 	for t in "${tls[@]}"; do
 		cmd=(env UCX_TLS="$t" UCX_NET_DEVICES=%D:1 UCX_IB_GID_INDEX=%G
@@ -208,16 +207,14 @@ clients_ucx() { # SROLE SET
 			-- "${cmd[@]}" -t tag_bw -n 50 -s 65536 %S
 	done
 	[ -n "${SOFTRVT_FULL:-}" ] || return 0
-	pair_sync "ucx: device names" "$PAIR_DEV"
-	[ "$REPLY" = "$PAIR_DEV" ] || return 0
-	uct=(env UCX_IB_GID_INDEX=%G UCX_UD_ETH_DGID_CHECK=n
-		ucx_perftest -P 0 -p 13337)
-	for t in "put_bw rc_verbs 65536" "get_bw rc_verbs 65536" \
-		"am_bw rc_verbs 4096" "am_bw ud_verbs 1024"; do
-		read -r test tl size <<< "$t"
-		clients_prog "$CLIENTS_PAIRING: ucx_perftest $test $size B $tl (UCT)" \
+	for t in "put_bw rc_verbs 65536 zcopy" "get_bw rc_verbs 65536 zcopy" \
+		"am_bw rc_verbs 4096 bcopy" "am_bw ud_verbs 1024 bcopy"; do
+		read -r test tl size layout <<< "$t"
+		uct=(env UCX_IB_GID_INDEX=%G UCX_UD_ETH_DGID_CHECK=n
+			ucx_perftest -P 0 -p 13337 -x "$tl" -d %D:1)
+		clients_prog "$CLIENTS_PAIRING: ucx_perftest $test $size B $layout $tl (UCT)" \
 			fig_ucx_bw '^Final: +50 ' "$s" ucx "${uct[@]}" \
-			-- "${uct[@]}" -t "$test" -x "$tl" -d %D:1 -n 50 -s "$size" %S
+			-- "${uct[@]}" -t "$test" -D "$layout" -n 50 -s "$size" %S
 	done
 }
 
