@@ -6,6 +6,8 @@
 # then two guests on one link.  On the wire, bandwidth from 1 KiB to
 # 1 MiB messages (wire_xfer, timed by the wall clock), a TCP stream on
 # the same link, and the CPU time (system and softirq) per GiB moved.
+# Then the guest instructions each driver executes for the same work,
+# counted by a QEMU plugin (scripts/count.sh, counts/table.txt).
 # Writes bench-wire.csv, bench-pair.csv and bench.png (bandwidth against
 # message size) into the out folder; BENCH_SIZES, BENCH_MIB and
 # BENCH_ROUNDS (scripts/guest/bench-lib.sh) shrink a run.  Absolute
@@ -53,6 +55,11 @@ done
 "$TOP/scripts/vm.sh" -k "$kdir" -c max -t 3000 -o "$out" -- \
 	"${knobs}scripts/guest/bench.sh" 2>&1 | grep -v '^\[init ' | tee "$out/bench.log" |
 	grep -vE '^\[ *[0-9]+\.[0-9]+\]|^sysrq'
+
+# Instructions counted, softrvt against rdma_rxe on the same work
+# (scripts/count.sh): deterministic where the wall clock is not.
+"$TOP/scripts/count.sh" "$kdir" "$out/modules/softrvt.ko" "$out/counts" ||
+	log "the instruction counts failed: see $out/counts"
 
 # Two hosts: rdma_rxe to rdma_rxe against softrvt to softrvt on one link,
 # and a TCP stream on it (scripts/guest/bench-pair.sh).

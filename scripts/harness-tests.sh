@@ -4,11 +4,12 @@
 # Tests of the test harness itself, on the host: the Debian mirror taken
 # from apt's sources, the KVM probe and its fallback to TCG, the watchdog
 # that stops a guest that hangs, the pair of guests that stops as one,
-# the meeting point of the pair's scripts, and the clearing of a build
-# directory that a killed debootstrap left with mounts in it.  A broken
+# the meeting point of the pair's scripts, the clearing of a build
+# directory that a killed debootstrap left with mounts in it, and the
+# instruction-counting plugin of `make bench`.  A broken
 # KVM is played by scripts/harness/fake-qemu, so this runs on any machine.
 #
-# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir]
+# usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir|plugin]
 # Prints "PASS name"/"FAIL name" lines.
 set -uo pipefail
 
@@ -311,8 +312,32 @@ freshdir_test() {
 	result "fresh_dir: unmounts what a killed debootstrap left, removes nothing beyond" $ok
 }
 
+# The instruction-counting TCG plugin of `make bench` (scripts/count.sh)
+# in a guest of one vCPU: a loop of 10^6 x (dec; jnz) between its two
+# markers counts as 2 x 10^6 user instructions, give or take the
+# translation blocks at either end, and QEMU's exit line follows.
+plugin_test() {
+	local d=$work/plugin plugin n=1000000 diff
+	mkdir -p "$d"
+	if ! plugin=$("$TOP/scripts/build-plugin.sh" 2> "$d/build.log"); then
+		tail -n 20 "$d/build.log"
+		result "the instruction-counting plugin builds" 1
+		return
+	fi
+	rc=0
+	SOFTRVT_ACCEL=tcg "$TOP/scripts/vm.sh" -l -s 1 -k "$kdir" -t 900 \
+		-o "$d/out" -q "-plugin $plugin,out=$d/insn" -- \
+		tests/insn_mark -l "$n" > "$d/log" 2>&1 || rc=$?
+	cat "$d/insn"
+	diff=$(awk '/^mark 1 / { a = $6 } /^mark 2 / { b = $6 } END { print b - a }' "$d/insn")
+	[ "$rc" = 0 ] && [ "$(grep -c '^mark ' "$d/insn")" = 2 ] &&
+		grep -q '^exit kernel [0-9]* user [0-9]*$' "$d/insn" &&
+		[ "${diff#-}" -ge $((2 * n - 64)) ] && [ "${diff#-}" -le $((2 * n + 64)) ]
+	result "the TCG plugin counts a loop of $((2 * n)) user instructions as $diff, its markers in order" $?
+}
+
 case $what in
-all) mirror_tests; kvm_tests; paused_test; sleeper_test; pair_test; pairsync_test; freshdir_test ;;
+all) mirror_tests; kvm_tests; paused_test; sleeper_test; pair_test; pairsync_test; freshdir_test; plugin_test ;;
 mirror) mirror_tests ;;
 kvm) kvm_tests ;;
 paused) paused_test ;;
@@ -320,5 +345,6 @@ sleeper) sleeper_test ;;
 pair) pair_test ;;
 pairsync) pairsync_test ;;
 freshdir) freshdir_test ;;
-*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir]"; exit 2 ;;
+plugin) plugin_test ;;
+*) echo "usage: harness-tests.sh KDIR [all|mirror|kvm|paused|sleeper|pair|pairsync|freshdir|plugin]"; exit 2 ;;
 esac

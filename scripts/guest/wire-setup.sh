@@ -65,25 +65,25 @@ gid_index() {
 
 has_gid() { gid_index "$1" "$2" > /dev/null; }
 
-# ns DEV-IN-NS: NS NETDEV IBDEV IPv4 IPv6
-wire_ns_dev() {
-	local ns=$1 nd=$2 ib=$3 a4=$4 a6=$5
+# A device of TYPE (default softrvt) on NETDEV in namespace NS.
+wire_ns_dev() { # NS NETDEV IBDEV IPv4 IPv6 [TYPE]
+	local ns=$1 nd=$2 ib=$3 a4=$4 a6=$5 type=${6:-softrvt}
 	ip -n "$ns" link set lo up
 	ip -n "$ns" link set "$nd" up
 	ip -n "$ns" addr add "$a4/24" dev "$nd"
 	ip -n "$ns" addr add "$a6/64" dev "$nd" nodad
-	ns_exec "$ns" rdma link add "$ib" type softrvt netdev "$nd" &&
+	ns_exec "$ns" rdma link add "$ib" type "$type" netdev "$nd" &&
 		wait_for 100 has_gid "$ib" "$a4" &&
 		wait_for 100 has_gid "$ib" "$a6"
 }
 
-# Two namespaces joined by a veth, a softrvt device on each end, at
-# 198.18.NET.1 and .2 (2001:2:0:NET::1 and ::2).
-wire_ns_pair() { # NS1 NETDEV1 IBDEV1 NS2 NETDEV2 IBDEV2 NET
+# Two namespaces joined by a veth, a device of TYPE (default softrvt) on
+# each end, at 198.18.NET.1 and .2 (2001:2:0:NET::1 and ::2).
+wire_ns_pair() { # NS1 NETDEV1 IBDEV1 NS2 NETDEV2 IBDEV2 NET [TYPE]
 	ip netns add "$1" && ip netns add "$4" &&
 		ip link add "$2" netns "$1" type veth peer name "$5" netns "$4" &&
-		wire_ns_dev "$1" "$2" "$3" "198.18.$7.1" "2001:2:0:$7::1" &&
-		wire_ns_dev "$4" "$5" "$6" "198.18.$7.2" "2001:2:0:$7::2"
+		wire_ns_dev "$1" "$2" "$3" "198.18.$7.1" "2001:2:0:$7::1" "${8:-}" &&
+		wire_ns_dev "$4" "$5" "$6" "198.18.$7.2" "2001:2:0:$7::2" "${8:-}"
 }
 
 # rxe0 (init, x0) <-> softrvt3 (ns3, x1); rxe binds in the initial

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * insn_count: a QEMU TCG plugin that counts the guest instructions each
+ * virtual CPU executes, kernel and user apart, and writes the totals at
+ * every marker the guest executes (tests/insn_mark) and at exit.
+ *
+ *   qemu-system-x86_64 ... -plugin insn_count.so,out=FILE
+ *
+ * FILE receives one line a marker, "mark SEQ kernel K user U" (SEQ
+ * counts the markers from 1), and "exit kernel K user U" when QEMU
+ * ends: the sums over every vCPU since the guest started.  The
+ * difference between two markers is the work done between them; a
+ * workload run at two sizes between markers gives the work per unit by
+ * difference, without boot or setup.
+ *
+ * Counting is per translation block: a block's instructions are added
+ * when it starts, to the counter of the vCPU that runs it (no two vCPUs
+ * share a counter, so nothing is lost to racing adds), in the kernel's
+ * when the block lies in the upper half of the address space.  A block
+ * left early by an exception counts whole.  The marker is
+ * "nopl 0x53520000(%rax)" (0f 1f 80 00 00 52 53) in user space: a no-op
+ * anywhere.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define KERNEL_HALF	0xffff800000000000ULL
+#define MARK_LEN	7
+static const uint8_t mark_bytes[MARK_LEN] = {
+	0x0f, 0x1f, 0x80, 0x00, 0x00, 0x52, 0x53
+};
+
+/* One cache line a vCPU: the counters of two vCPUs never share one. */
+struct vcpu_count {
+	uint64_t kernel;
+	uint64_t user;
+	uint64_t pad[6];
+};
+
+static struct vcpu_count *counts;
+static unsigned int n_vcpus;
+static FILE *out;
+static unsigned int n_marks;
+
+static void totals(uint64_t *kernel, uint64_t *user)
+{
+	unsigned int i;
+
+	*kernel = 0;
+	*user = 0;
+	for (i = 0; i < n_vcpus; i++) {
+		*kernel += __atomic_load_n(&counts[i].kernel, __ATOMIC_RELAXED);
+		*user += __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
+	}
+}
+
+/* udata: the block's instruction count, bit 63 set for kernel text. */
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	uint64_t v = (uintptr_t)udata;
+	struct vcpu_count *c = &counts[vcpu % n_vcpus];
+
+	if (v >> 63)
+		c->kernel += v & ~(1ULL << 63);
+	else
+		c->user += v;
+}
+
+static void mark_exec(unsigned int vcpu, void *udata)
+{
+	uint64_t kernel, user;
+
+	(void)vcpu;
+	(void)udata;
+	totals(&kernel, &user);
+	fprintf(out, "mark %u kernel %" PRIu64 " user %" PRIu64 "\n",
+		__atomic_add_fetch(&n_marks, 1, __ATOMIC_RELAXED), kernel, user);
+	fflush(out);
+}
+
+static int is_mark(struct qemu_plugin_insn *insn)
+{
+	return qemu_plugin_insn_size(insn) == MARK_LEN &&
+	       !memcmp(qemu_plugin_insn_data(insn), mark_bytes, MARK_LEN);
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb), i;
+	uint64_t v = n;
+
+	(void)id;
+	if (qemu_plugin_tb_vaddr(tb) >= KERNEL_HALF)
+		v |= 1ULL << 63;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
+					     QEMU_PLUGIN_CB_NO_REGS,
+					     (void *)(uintptr_t)v);
+	if (v >> 63)
+		return;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+
+		if (is_mark(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_exec,
+					QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p)
+{
+	uint64_t kernel, user;
+
+	(void)id;
+	(void)p;
+	totals(&kernel, &user);
+	fprintf(out, "exit kernel %" PRIu64 " user %" PRIu64 "\n",
+		kernel, user);
+	fclose(out);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *path = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		if (!strncmp(argv[i], "out=", 4))
+			path = argv[i] + 4;
+	if (!path || !info->system_emulation) {
+		fprintf(stderr, "insn_count: usage: -plugin insn_count.so,out=FILE (system emulation)\n");
+		return -1;
+	}
+	out = fopen(path, "w");
+	if (!out) {
+		perror(path);
+		return -1;
+	}
+	n_vcpus = info->system.max_vcpus > 0 ? info->system.max_vcpus : 1;
+	counts = calloc(n_vcpus, sizeof(*counts));
+	if (!counts)
+		return -1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
