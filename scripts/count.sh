@@ -22,7 +22,7 @@ kdir=$1 ko=$2 out=$3
 plugin=$("$TOP/scripts/build-plugin.sh")
 runs=${COUNT_RUNS:-3}
 knobs=""
-for v in COUNT_N COUNT_SIZES; do
+for v in COUNT_MIB COUNT_RTT COUNT_SIZES; do
 	[ -n "${!v:-}" ] && knobs+="$v='${!v}' "
 done
 rm -rf "$out"
@@ -39,4 +39,4 @@ for r in $(seq "$runs"); do
 		exit 1
 	fi
 done
-"$TOP/scripts/count-table.py" "$out"/[0-9]* | tee "$out/table.txt"
+"$TOP/scripts/count-table.py" "$out"/[0-9]*/ | tee "$out/table.txt"

@@ -15,7 +15,7 @@
  * the retry limits allow to complete.
  *
  * usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]
- *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-e]
+ *                  [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-o OPS] [-e]
  *                  [SERVER_HOST]
  *
  * Without SERVER_HOST it is the server. Prints "wire_xfer: OK ..." and
@@ -110,10 +110,11 @@ static struct {
 	unsigned int mtu;
 	enum ibv_mtu mtu_enum;
 	const char *host;	/* NULL: server */
-	bool no_read;		/* -R: WRITE and SEND only */
+	const char *ops;	/* -o: the phases run, of "wsr" */
 	bool events;		/* -e: sleep on a completion channel */
 } cfg = {
 	.port = "18515",
+	.ops = "wsr",
 	.total = 64ULL << 20,
 	.msg = 1ULL << 20,
 	.timeout = 300,
@@ -926,11 +927,17 @@ static void teardown(void)
 /* ------------------------------------------------------------------ */
 /* Command line */
 
+/* The bytes phase @op moves in this run: cfg.total, or 0 if not run. */
+static uint64_t phase_bytes(char op)
+{
+	return strchr(cfg.ops, op) ? cfg.total : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: wire_xfer [-d DEV] [-g GIDIDX] [-p TCPPORT] [-s TOTAL_BYTES]\n"
-"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-e]\n"
+"                 [-m MSG_BYTES] [-t SECONDS] [-M MTU] [-R] [-o OPS] [-e]\n"
 "                 [SERVER_HOST]\n"
 "  -d DEV          RDMA device (default: the first one)\n"
 "  -g GIDIDX       source GID index on port 1 (default 0)\n"
@@ -939,7 +946,9 @@ static void usage(FILE *f)
 "  -m MSG_BYTES    bytes per WR, must divide TOTAL (default 1M)\n"
 "  -t SECONDS      watchdog for the whole run (default 300)\n"
 "  -M MTU          path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
-"  -R              WRITE and SEND phases only; give it to both sides\n"
+"  -R              WRITE and SEND phases only (-o ws)\n"
+"  -o OPS          the phases run, any of w (WRITE), s (SEND), r (READ);\n"
+"                  give it to both sides (default wsr)\n"
 "  -e              sleep on a completion channel instead of busy polling\n"
 "  SERVER_HOST     run as the client of this server; without it, serve\n"
 "Sizes take a K, M or G suffix (powers of 1024).\n");
@@ -998,7 +1007,7 @@ static void parse_args(int argc, char **argv)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:Reh")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:p:s:m:t:M:Ro:eh")) != -1) {
 		switch (c) {
 		case 'd':
 			cfg.dev = optarg;
@@ -1054,7 +1063,12 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'R':
 			/* Both sides must be given it: no READ phase. */
-			cfg.no_read = true;
+			cfg.ops = "ws";
+			break;
+		case 'o':
+			if (!*optarg || strspn(optarg, "wsr") != strlen(optarg))
+				bad_args("bad phases '%s': any of w, s, r", optarg);
+			cfg.ops = optarg;
 			break;
 		case 'e':
 			cfg.events = true;
@@ -1123,13 +1137,15 @@ int main(int argc, char **argv)
 	 * hang, and a phase through netem takes minutes under emulation.
 	 */
 	t0 = now();
-	phase_write(SEED_WRITE ^ salt);
+	if (strchr(cfg.ops, 'w'))
+		phase_write(SEED_WRITE ^ salt);
 	t1 = now();
 	fprintf(stderr, "wire_xfer: write done in %.3f s\n", t1 - t0);
-	phase_send(SEED_SEND ^ salt);
+	if (strchr(cfg.ops, 's'))
+		phase_send(SEED_SEND ^ salt);
 	t2 = now();
 	fprintf(stderr, "wire_xfer: send done in %.3f s\n", t2 - t1);
-	if (!cfg.no_read)
+	if (strchr(cfg.ops, 'r'))
 		phase_read(SEED_READ ^ salt);
 	t3 = now();
 	fprintf(stderr, "wire_xfer: write %.3f s, send %.3f s, read %.3f s\n",
@@ -1137,9 +1153,9 @@ int main(int argc, char **argv)
 
 	teardown();
 	printf("wire_xfer: OK write=%" PRIu64 " send=%" PRIu64 " read=%" PRIu64
-	       " bytes MB/s=%.1f\n", cfg.total, cfg.total,
-	       cfg.no_read ? 0 : cfg.total,
-	       (cfg.no_read ? 2.0 : 3.0) * cfg.total / 1e6 /
-	       (t3 > t0 ? t3 - t0 : 1e-9));
+	       " bytes MB/s=%.1f\n", phase_bytes('w'), phase_bytes('s'),
+	       phase_bytes('r'),
+	       (double)(phase_bytes('w') + phase_bytes('s') + phase_bytes('r')) /
+	       1e6 / (t3 > t0 ? t3 - t0 : 1e-9));
 	return 0;
 }

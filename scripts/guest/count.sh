@@ -8,10 +8,12 @@
 # a namespace of its own, so that every packet crosses the veth.  Each
 # run lies between two markers (tests/insn_mark); each marker's label
 # goes to $OUT/marks, one line a marker, in the plugin's order.  Every
-# transfer runs at COUNT_N and 2 x COUNT_N iterations: the host takes
-# the difference, which leaves out each program's start and end.
-#   - perftest's ib_write_bw, ib_send_bw and ib_read_bw at 4 KiB and
-#     64 KiB (their figures are not read: only the work is);
+# transfer runs at N and 2N iterations (N moves COUNT_MIB MiB, or makes
+# COUNT_RTT round trips): the host takes the difference, which leaves
+# out each program's start and end.
+#   - tests/wire_xfer's WRITE, SEND and READ phases, each alone, of 4 KiB
+#     and 64 KiB messages at a 4096-byte path MTU (veth MTU 9000), every
+#     byte checked;
 #   - ibv_rc_pingpong of 8 bytes (round trips);
 #   - tests/post_poll_count: the provider's ibv_post_send() and
 #     ibv_poll_cq() of one signalled 8-byte SEND, between markers.
@@ -25,7 +27,12 @@ export RDMAV_DRIVERS=/mnt/softrvt/build/provider/libsoftrvt
 LOG=$OUT/count
 mkdir -p "$LOG"
 
-n=${COUNT_N:-100}
+# Bytes a transfer moves at N iterations, and round trips at N.  Every
+# process sleeps on completion events (-e): a process that polls keeps
+# the one CPU busy, and the timer ticks and switches that follow the
+# wall clock would land in the count.
+mib=${COUNT_MIB:-16}
+rtts=${COUNT_RTT:-1000}
 sizes=(4096 65536)
 [ -n "${COUNT_SIZES:-}" ] && read -r -a sizes <<< "$COUNT_SIZES"
 
@@ -60,7 +67,9 @@ counted() { # LABEL CMD...
 
 devices_up() { # TYPE
 	SDEV=${1}s CDEV=${1}c
-	wire_ns_pair cc c0 "$CDEV" cs c1 "$SDEV" 61 "$1" || return 1
+	wire_ns_pair cc c0 "$CDEV" cs c1 "$SDEV" 61 "$1" &&
+		ip -n cc link set c0 mtu 9000 && ip -n cs link set c1 mtu 9000 ||
+		return 1
 	CGID=$(gid_index "$CDEV" 198.18.61.1) &&
 		SGID=$(gid_index "$SDEV" 198.18.61.2)
 }
@@ -82,17 +91,19 @@ for drv in softrvt rxe; do
 	check "$drv: two devices across a veth" devices_up "$drv" || continue
 	for op in write send read; do
 		for size in "${sizes[@]}"; do
+			n=$(((mib << 20) / size))
 			for it in "$n" $((2 * n)); do
-				counted "$drv $op $size $it" "ib_${op}_bw" -d %D -x %G -F \
-					-s "$size" -n "$it"
+				counted "$drv $op $size $it" tests/wire_xfer -d %D -g %G \
+					-e -o "${op:0:1}" -M 4096 -m "$size" \
+					-s $((it * size)) -t 900
 			done
 		done
 	done
-	for it in "$n" $((2 * n)); do
-		counted "$drv rtt 8 $it" ibv_rc_pingpong -d %D -g %G -s 8 -n "$it"
+	for it in "$rtts" $((2 * rtts)); do
+		counted "$drv rtt 8 $it" ibv_rc_pingpong -d %D -g %G -e -s 8 -n "$it"
 	done
 	check "$drv: post and poll counted, data checked" \
 		ns_exec cc tests/post_poll_count "$CDEV" "$CGID" "$CDEV" "$CGID" \
-		"$n" "$OUT/marks" "$drv"
+		100 "$OUT/marks" "$drv"
 	devices_down
 done
