@@ -10,9 +10,10 @@
  * between polls that find nothing).  After each pair of markers the
  * program appends their labels to LABELS, one line a marker in the
  * plugin's order: "PREFIX post start", "PREFIX post end", "PREFIX poll
- * start", then "PREFIX poll end hit" or "PREFIX poll end empty".  The user instructions between a start and
- * its end are the provider's (and libibverbs') work for that call; the
- * kernel's, if the call enters it, count apart.  Every completion and
+ * start", then "PREFIX poll end hit" or "PREFIX poll end empty".  The
+ * user instructions between a start and its end are the provider's (and
+ * libibverbs') work for that call; the kernel's, if the call enters it,
+ * count apart.  Every completion and
  * every message's bytes are checked.
  *
  * usage: post_poll_count DEV_A GID_A DEV_B GID_B N LABELS PREFIX
@@ -87,9 +88,9 @@ int main(int argc, char **argv)
 	unsigned long n, i;
 	bool good;
 
-	if (argc != 8 || !(n = strtoul(argv[5], NULL, 0)) ||
-	    !sides_from_args(5, argv, argv[0],
-			     "softrvt0 1 softrvt0 1 100 /tmp/labels softrvt"))
+	n = argc == 8 ? strtoul(argv[5], NULL, 0) : 0;
+	if (!n || !sides_from_args(5, argv, argv[0],
+				   "softrvt0 1 softrvt0 1 100 /tmp/labels softrvt"))
 		return 2;
 	prefix = argv[7];
 	labels = fopen(argv[6], "a");
@@ -104,7 +105,7 @@ int main(int argc, char **argv)
 		  pair_up(&p, &cfg), "RC pair %s -> %s", sa.dev, sb.dev);
 	for (i = 0; good && i < n; i++)
 		good = one_message(&p, (unsigned int)i);
-	ok(good, "%lu signalled %d-byte SENDs, each posted and polled between markers, data checked",
+	ok(good, "%lu signalled %d-byte SENDs posted and polled between markers, data checked",
 	   n, MSG_LEN);
 	pair_down(&p);
 	sides_close();

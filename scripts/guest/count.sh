@@ -43,23 +43,15 @@ mark() { tests/insn_mark && echo "$*" >> "$OUT/marks"; }
 # %D and %G are each side's device and GID index; the client is given
 # the server's address.
 counted() { # LABEL CMD...
-	local label=$1 spid rc src
+	local label=$1 log=$LOG/${1// /_} rc src
 	shift
 	wire_subst "$SDEV" "$SGID" "$@"
-	# nsenter execs the server: $! is the server, in its namespace.
-	(exec nsenter --net=/run/netns/cs "${WIRE_ARGS[@]}") \
-		> "$LOG/${label// /_}.server" 2>&1 &
-	spid=$!
-	if ! wait_for 300 tcp_listening 18515 "$spid"; then
-		fail "$label: the server did not listen"
-		kill "$spid" 2>/dev/null
-		return
-	fi
+	wire_server "$label" "$log.server" cs "${WIRE_ARGS[@]}" || return
 	wire_subst "$CDEV" "$CGID" "$@"
 	mark "$label start"
-	ns_exec cc "${WIRE_ARGS[@]}" 198.18.61.2 > "$LOG/${label// /_}.client" 2>&1
+	ns_exec cc "${WIRE_ARGS[@]}" 198.18.61.2 > "$log.client" 2>&1
 	rc=$?
-	wait "$spid"
+	wait "$WIRE_SPID"
 	src=$?
 	mark "$label end"
 	check "$label: client and server exit 0" [ "$rc/$src" = 0/0 ]

@@ -108,7 +108,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		if (is_mark(insn))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, mark_exec,
-					QEMU_PLUGIN_CB_NO_REGS, NULL);
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       NULL);
 	}
 }
 
@@ -135,7 +136,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
 	if (!path || !info->system_emulation) {
-		fprintf(stderr, "insn_count: usage: -plugin insn_count.so,out=FILE (system emulation)\n");
+		fprintf(stderr, "insn_count: usage: %s\n",
+			"-plugin insn_count.so,out=FILE (system emulation)");
 		return -1;
 	}
 	out = fopen(path, "w");
