@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -587,6 +588,47 @@ const char *gid_str(const union ibv_gid *gid, char *buf, size_t len)
 	if (!inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len))
 		snprintf(buf, len, "?");
 	return buf;
+}
+
+/* @dev's port counter @name (hw_counters), or -1 if it cannot be read. */
+long long hw_counter(const char *dev, const char *name)
+{
+	char path[256], b[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/ports/%d/hw_counters/%s", dev,
+		 IB_PORT, name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	b[n] = 0;
+	return strtoll(b, NULL, 10);
+}
+
+/* Hold (@on) or release the handling of @dev's received packets. */
+bool hold_rx(const char *dev, bool on)
+{
+	char line[128];
+	int fd, len;
+	bool done;
+
+	fd = open("/sys/kernel/debug/softrvt/rx_hold", O_WRONLY);
+	if (fd < 0) {
+		detail("debugfs softrvt/rx_hold: %s", strerror(errno));
+		return false;
+	}
+	len = snprintf(line, sizeof(line), "%s %d\n", dev, on);
+	done = write(fd, line, len) == len;
+	if (!done)
+		detail("rx_hold \"%s %d\": %s", dev, on, strerror(errno));
+	close(fd);
+	return done;
 }
 
 /* A UD QP from RESET to RTS with Q_Key @qkey, sending from PSN @sq_psn. */

@@ -120,5 +120,7 @@ void sides_close(void);
 bool sides_from_args(int argc, char **argv, const char *prog,
 		     const char *example);
 const char *gid_str(const union ibv_gid *gid, char *buf, size_t len);
+long long hw_counter(const char *dev, const char *name);
+bool hold_rx(const char *dev, bool on);
 
 #endif /* SOFTRVT_TESTS_RC_PAIR_H */

@@ -10,7 +10,8 @@
  * provokes one transport error (a bad rkey, a READ past the MR, a QP
  * without remote write, a receive too small, a SEND with Invalidate of
  * an rkey the responder cannot invalidate, RNR with and without
- * retries, a responder that never answers, a misaligned atomic) and checks
+ * retries, a responder that never answers, an ACK that reached a QP
+ * the consumer then moved to ERR, a misaligned atomic) and checks
  * the work completions (wr_id, status, opcode, byte_len), the QP states
  * and the memory of both sides; one more leaves B's QP in RTR and checks
  * that its first packet raises IBV_EVENT_COMM_EST, once. A baseline case first shows that such a
@@ -564,6 +565,63 @@ static void case_retry_exceeded(void)
 	pair_down(&p);
 }
 
+/*
+ * A SEND that B took is acknowledged before B's receive completes, and A
+ * completes it as sent even when A's consumer moves the QP to ERR once
+ * the ACK is there but before A's engine handled it (iSER's target sees
+ * the initiator disconnect right after its logout response).  A's
+ * handling of received packets is held (debugfs rx_hold) from the post
+ * until the QP is in ERR.
+ */
+static void case_ack_before_err(void)
+{
+	struct pair_cfg c = default_cfg();
+	long long b_tx0, b_tx, a_rx0, a_rx = -1, end;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr wr;
+	struct ibv_sge sg;
+	bool held, posted, got, err;
+	struct pair p;
+
+	if (!case_begin(&p, "ACK taken before ERR", &c))
+		return;
+	pattern(sa.buf, 256, 13);
+	sg = sge_of(&sa, 0, 256);
+	wr = wr_of(0xa01, IBV_WR_SEND, &sg);
+	b_tx0 = hw_counter(sb.dev, "tx_packets");
+	a_rx0 = hw_counter(sa.dev, "rx_packets");
+	held = ok(b_tx0 >= 0 && a_rx0 >= 0 && hold_rx(sa.dev, true),
+		  "hold %s's received packets (tx_packets %lld on B, rx_packets %lld on A)",
+		  sa.dev, b_tx0, a_rx0);
+	posted = held && post_recv(p.qb, 0xab1, 0, 4096) && post_send(p.qa, &wr);
+	got = ok(posted && expect_wc(&sb, "B", 0xab1, IBV_WC_SUCCESS, IBV_WC_RECV,
+				     256, p.qb, WAIT_MS),
+		 "B's receive completes IBV_WC_SUCCESS, 256 bytes");
+	b_tx = hw_counter(sb.dev, "tx_packets");
+	ok(got && b_tx > b_tx0,
+	   "B's ACK left before its receive completed (tx_packets %lld -> %lld)",
+	   b_tx0, b_tx);
+	ok(got && same(sb.buf, sa.buf, 256, "B's receive buffer"),
+	   "B received the 256 bytes");
+	for (end = now_ms() + WAIT_MS; got && now_ms() < end; usleep(1000)) {
+		a_rx = hw_counter(sa.dev, "rx_packets");
+		if (a_rx > a_rx0)
+			break;
+	}
+	got = ok(got && a_rx > a_rx0,
+		 "the ACK reached A and waits there (rx_packets %lld -> %lld)",
+		 a_rx0, a_rx);
+	err = ok(got && modify(p.qa, &a, IBV_QP_STATE, &sa, "ERR"),
+		 "A's consumer moves its QP to IBV_QPS_ERR");
+	ok(got && err && cq_empty(&sa, "A's CQ while held"),
+	   "A's SEND does not complete while the ACK is held");
+	ok(!held || hold_rx(sa.dev, false), "release %s", sa.dev);
+	ok(err && expect_wc(&sa, "A", 0xa01, IBV_WC_SUCCESS, IBV_WC_SEND, -1,
+			    p.qa, WAIT_MS),
+	   "A's SEND completes IBV_WC_SUCCESS, not flushed: the ACK came first");
+	pair_down(&p);
+}
+
 /* 9: FETCH_AND_ADD on an address that is not 8-byte aligned. */
 static void case_misaligned_atomic(void)
 {
@@ -871,6 +929,7 @@ int main(int argc, char **argv)
 		case_rnr_recovered();
 		case_rnr_then_local_error();
 		case_retry_exceeded();
+		case_ack_before_err();
 		case_misaligned_atomic();
 		case_create_fails_under_traffic();
 	}

@@ -103,6 +103,21 @@ static void softrvt_comp_progress(struct softrvt_qp *qp, u32 psn)
 		softrvt_req_arm_ack_timer(qp);
 }
 
+/*
+ * Whether answers may still complete WQEs.  In ERR they may until the
+ * first WQE completes in error: the engine run that flushes the queue
+ * handles the answers that reached the QP before it, and an ACK among
+ * them is the peer's word that the message arrived.  A consumer that
+ * moves the QP to ERR as soon as its peer disconnects (iSER after its
+ * logout response) would otherwise see that response flushed although the
+ * peer took it.  After an error, every later WQE flushes.  READ data is
+ * not placed in ERR (softrvt_comp_rd_answer()): the READ flushes.
+ */
+static bool softrvt_comp_may_complete(const struct softrvt_qp *qp)
+{
+	return READ_ONCE(qp->state) != IB_QPS_ERR || !qp->comp.failed;
+}
+
 /**
  * softrvt_comp_advance - complete the WQEs acknowledged so far
  * @qp: the RC requester
@@ -113,7 +128,7 @@ static void softrvt_comp_progress(struct softrvt_qp *qp, u32 psn)
 void softrvt_comp_advance(struct softrvt_qp *qp)
 {
 	while (softrvt_comp_sent(qp, qp->s_tail) &&
-	       READ_ONCE(qp->state) != IB_QPS_ERR) {
+	       softrvt_comp_may_complete(qp)) {
 		struct softrvt_swqe *wqe = softrvt_get_swqe_ptr(qp, qp->s_tail);
 
 		if (wqe->wire_status != IB_WC_SUCCESS) {
@@ -440,7 +455,8 @@ void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 	u8 syndrome = 0;
 	u32 aeth = 0;
 
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+	if ((state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_ERR) ||
+	    !softrvt_comp_may_complete(qp)) {
 		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_STATE, pkt);
 		return;
 	}
@@ -452,6 +468,12 @@ void softrvt_comp_packet(struct softrvt_qp *qp, struct sk_buff *skb)
 	if (pkt->mask & SOFTRVT_HDR_AETH) {
 		aeth = get_unaligned_be32(hdr);
 		syndrome = aeth >> 24;
+	}
+	/* In ERR nothing is resent: a NAK has nothing left to act on. */
+	if (state == IB_QPS_ERR &&
+	    (syndrome & SOFTRVT_AETH_TYPE_MASK) != SOFTRVT_AETH_ACK) {
+		softrvt_qp_drop(qp, SOFTRVT_CNT_DROP_BAD_STATE, pkt);
+		return;
 	}
 
 	switch (pkt->opcode & 0x1f) {

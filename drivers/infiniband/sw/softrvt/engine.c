@@ -150,7 +150,9 @@ void softrvt_send_complete(struct softrvt_qp *qp, struct softrvt_swqe *wqe,
 		.port_num = 1,
 	};
 
-	if (status == IB_WC_SUCCESS && !(wqe->send_flags & IB_SEND_SIGNALED))
+	if (status != IB_WC_SUCCESS)
+		qp->comp.failed = true;
+	else if (!(wqe->send_flags & IB_SEND_SIGNALED))
 		return;
 	softrvt_cq_enter(softrvt_to_cq(qp->ibqp.send_cq), &wc, false);
 }
@@ -512,6 +514,14 @@ static void softrvt_engine(struct softrvt_qp *qp)
 	more_rx = softrvt_engine_rx(qp);
 	if (more_rx)
 		softrvt_schedule_send(qp);
+	/*
+	 * In ERR the answers that reached the QP go before the flush of what
+	 * it sent (softrvt_comp_may_complete()); while a test holds them, so
+	 * does the flush: the release runs the engine again.
+	 */
+	if (cur_state == IB_QPS_ERR && READ_ONCE(softrvt_to_dev(qp->ibqp.device)->rx_hold) &&
+	    !skb_queue_empty_lockless(&qp->r_pkts))
+		return;
 	if (softrvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local && !qp->s_peer &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
 		softrvt_engine_rc_wire(qp);

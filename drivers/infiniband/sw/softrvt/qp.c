@@ -631,6 +631,7 @@ static void softrvt_qp_set_sq_psn(struct softrvt_qp *qp, u32 psn)
 	qp->comp.go_back = false;
 	qp->comp.rd_seen = 0;
 	qp->comp.ack_hint = qp->comp.acked_psn;
+	qp->comp.failed = false;
 }
 
 /* What a move from @cur to @new sets going, once the QP's locks are out. */

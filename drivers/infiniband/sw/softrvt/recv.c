@@ -292,9 +292,10 @@ EXPORT_SYMBOL_IF_KUNIT(softrvt_rx_purge);
  * its QPs' engines take no packet off their queues, so that a test can
  * fill the queues up to their caps whatever the scheduler does, and see
  * what admission, RESET and destroy do with what is queued.  The receive
- * path and everything else still run.  Releasing runs the engine of every
- * QP that has packets queued: each returned without rescheduling itself
- * while held.  Process context.
+ * path and everything else still run, but for the flush of the send queue
+ * of a QP in ERR with packets queued, which waits for them.  Releasing
+ * runs the engine of every QP that has packets queued: each returned
+ * without rescheduling itself while held.  Process context.
  */
 void softrvt_rx_hold(struct softrvt_dev_info *rdi, bool hold)
 {

@@ -8,7 +8,9 @@
  * SEND or WRITE is acknowledged again, a READ is executed again from its
  * own RETH, an atomic is answered from the replay cache without being
  * executed twice.  ACKs are coalesced: one per engine run, for the last
- * PSN accepted, when a packet asked for one or repaired a sequence error.
+ * PSN accepted, when a packet asked for one or repaired a sequence error;
+ * but a message that completes a receive WQE is acknowledged before its
+ * completion is entered.
  *
  * A UC responder takes what arrives in order and drops the rest of a
  * message with a gap; a UD responder checks the Q_Key and puts the IP
@@ -793,16 +795,18 @@ static void softrvt_resp_duplicate(struct softrvt_qp *qp, struct sk_buff *skb,
 }
 
 /*
- * A SEND or WRITE packet of the current message, in order.
+ * A SEND or WRITE packet of the current message, in order.  When it ends
+ * a message that consumes a receive WQE, *@done is set and @wc holds the
+ * completion, for the caller to enter (softrvt_resp_complete()).
  * Return: 0, -ENOENT (no receive WQE: nothing was written), or a NAK code.
  */
 static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
-				struct softrvt_pkt *pkt)
+				struct softrvt_pkt *pkt, struct ib_wc *wc,
+				bool *done)
 {
 	const u8 *hdr = skb->data + softrvt_ext_hdr_off(pkt->mask);
 	u8 op = pkt->opcode & 0x1f;
 	u32 mtu = softrvt_qp_mtu(qp);
-	struct ib_wc wc = {};
 	int ret;
 
 	if (softrvt_op_first(op)) {
@@ -825,8 +829,8 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 		qp->resp.in_msg = !softrvt_op_last(op);
 		if (qp->resp.in_msg)
 			return 0;
-		wc.opcode = IB_WC_RECV;
-		wc.byte_len = qp->resp.len;
+		wc->opcode = IB_WC_RECV;
+		wc->byte_len = qp->resp.len;
 		/*
 		 * SEND with Invalidate: the IETH, last of the headers, names
 		 * an MR or a type 2 window of this QP's PD.  One it cannot
@@ -839,8 +843,8 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 
 			if (softrvt_rkey_invalidate(qp, rkey))
 				return SOFTRVT_NAK_INV_REQ;
-			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-			wc.ex.invalidate_rkey = rkey;
+			wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc->ex.invalidate_rkey = rkey;
 		}
 	} else {
 		bool imm = pkt->mask & SOFTRVT_HDR_IMMDT;
@@ -869,17 +873,33 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 			return SOFTRVT_NAK_INV_REQ;
 		if (!imm)
 			return 0;
-		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		wc.byte_len = qp->resp.dma_len;
+		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc->byte_len = qp->resp.dma_len;
 	}
 	if (pkt->mask & SOFTRVT_HDR_IMMDT) {
-		memcpy(&wc.ex.imm_data, skb->data + pkt->hdr_len - 4,
-		       sizeof(wc.ex.imm_data));
-		wc.wc_flags |= IB_WC_WITH_IMM;
+		memcpy(&wc->ex.imm_data, skb->data + pkt->hdr_len - 4,
+		       sizeof(wc->ex.imm_data));
+		wc->wc_flags |= IB_WC_WITH_IMM;
 	}
-	wc.src_qp = qp->attr.dest_qp_num;
-	softrvt_resp_recv_done(qp, IB_WC_SUCCESS, &wc, pkt->se);
+	wc->src_qp = qp->attr.dest_qp_num;
+	*done = true;
 	return 0;
+}
+
+/*
+ * Enter the completion of the RC or XRC message whose last packet @pkt was
+ * just taken.  The ACK that covers it leaves first, coalescing or not:
+ * its requester then learns of the delivery no later than the consumer
+ * here does.  A consumer that answers by disconnecting (iSER after a
+ * logout response) would otherwise have the peer's QP in ERR, and the
+ * SEND flushed there, before the ACK is out.
+ */
+static void softrvt_resp_complete(struct softrvt_qp *qp, struct softrvt_pkt *pkt,
+				  struct ib_wc *wc)
+{
+	qp->resp.ack_pending = true;
+	softrvt_resp_flush_ack(qp);
+	softrvt_resp_recv_done(qp, IB_WC_SUCCESS, wc, pkt->se);
 }
 
 /*
@@ -905,6 +925,8 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 	int diff = softrvt_psn_cmp(pkt->psn, qp->resp.psn);
 	u8 op = pkt->opcode & 0x1f;
 	u32 next = softrvt_psn_add(pkt->psn, 1);
+	struct ib_wc wc = {};
+	bool done = false;
 	int ret;
 
 	if (diff > 0) {
@@ -964,7 +986,7 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 			qp->resp.ack_pending = false;
 		break;
 	default:
-		ret = softrvt_resp_message(qp, skb, pkt);
+		ret = softrvt_resp_message(qp, skb, pkt, &wc, &done);
 		if (ret == -ENOENT) {
 			softrvt_resp_rnr_nak(qp, pkt->psn);
 			return;
@@ -992,12 +1014,16 @@ static void softrvt_resp_rc(struct softrvt_qp *qp, struct sk_buff *skb,
 		qp->resp.msn = (qp->resp.msn + 1) & SOFTRVT_BTH_PSN_MASK;
 	qp->resp.psn = next;
 	qp->resp.nak_sent = false;
+	if (done)
+		softrvt_resp_complete(qp, pkt, &wc);
 }
 
 static void softrvt_resp_uc(struct softrvt_qp *qp, struct sk_buff *skb,
 			    struct softrvt_pkt *pkt)
 {
 	u8 op = pkt->opcode & 0x1f;
+	struct ib_wc wc = {};
+	bool done = false;
 	int ret;
 
 	if (pkt->psn != qp->resp.psn) {
@@ -1011,12 +1037,14 @@ static void softrvt_resp_uc(struct softrvt_qp *qp, struct sk_buff *skb,
 	else if (!qp->resp.in_msg)
 		return;
 
-	ret = softrvt_resp_message(qp, skb, pkt);
+	ret = softrvt_resp_message(qp, skb, pkt, &wc, &done);
 	if (ret) {
 		/* The receive WQE, if taken, serves the next message. */
 		softrvt_qp_drop(qp, ret == -ENOENT ? SOFTRVT_CNT_DROP_NO_RWQE :
 				SOFTRVT_CNT_DROP_BAD_HDR, pkt);
 		qp->resp.in_msg = false;
+	} else if (done) {
+		softrvt_resp_recv_done(qp, IB_WC_SUCCESS, &wc, pkt->se);
 	}
 }
 

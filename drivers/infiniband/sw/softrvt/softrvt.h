@@ -504,6 +504,7 @@ struct softrvt_comp {
 	u8 rnr_retry;			/* RNR retries left for the WQE at s_tail */
 	u8 retry;			/* timeout retries left for that WQE */
 	bool retry_loaded;		/* both counters are loaded for it */
+	bool failed;			/* a WQE completed in error: the rest flush */
 };
 
 /* The RoCEv2 responder's state (resp.c); only the engine touches it. */
