@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "softrvt.h"
 
@@ -1290,6 +1291,103 @@ static int softrvt_post_placement_wr(struct ibv_qp *ibqp,
 	return execute_ioctl(ibqp->context, cmd);
 }
 
+/* Bytes of the largest command softrvt_cmd_post_send() builds itself. */
+#define SOFTRVT_POST_CMD_MAX	4096
+
+/* One WR of @qp in the kernel's post_send command's form. */
+static void softrvt_uverbs_wr(const struct ibv_qp *qp, const struct ibv_send_wr *wr,
+			      struct ib_uverbs_send_wr *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->wr_id = wr->wr_id;
+	n->num_sge = wr->num_sge;
+	n->opcode = wr->opcode;
+	n->send_flags = wr->send_flags;
+	n->ex.imm_data = wr->imm_data;
+	if (qp->qp_type == IBV_QPT_UD) {
+		n->wr.ud.ah = wr->wr.ud.ah->handle;
+		n->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		n->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		return;
+	}
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		n->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		n->wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		n->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		n->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		n->wr.atomic.swap = wr->wr.atomic.swap;
+		n->wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The kernel's post_send command for @wr's list, written to the command
+ * fd as it is, the way rxe's provider rings its doorbell.  libibverbs'
+ * ibv_cmd_post_send() builds the same command but, on a kernel with
+ * UVERBS_METHOD_INVOKE_WRITE, wraps it in an ioctl's attributes: twice
+ * the user instructions of the rest of a post (counted with the plugin
+ * of make bench).  A list too long for the stack buffer goes to
+ * ibv_cmd_post_send().
+ */
+static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				 struct ibv_send_wr **bad_wr)
+{
+	uint64_t buf[SOFTRVT_POST_CMD_MAX / sizeof(uint64_t)];
+	struct ibv_post_send *cmd = (struct ibv_post_send *)buf;
+	struct ib_uverbs_post_send_resp resp = { .bad_wr = 0 };
+	struct ib_uverbs_send_wr *n = cmd->send_wr;
+	unsigned int wrs = 0, sges = 0, i;
+	struct ibv_send_wr *w;
+	struct ibv_sge *s;
+	size_t size;
+	int ret = 0;
+
+	for (w = wr; w; w = w->next) {
+		wrs++;
+		sges += w->num_sge;
+		if (w->num_sge < 0 || wrs > SOFTRVT_POST_CMD_MAX || sges > SOFTRVT_POST_CMD_MAX)
+			return ibv_cmd_post_send(qp, wr, bad_wr);
+	}
+	size = sizeof(*cmd) + wrs * sizeof(*n) + sges * sizeof(*s);
+	if (size > sizeof(buf))
+		return ibv_cmd_post_send(qp, wr, bad_wr);
+
+	cmd->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	cmd->hdr.in_words = size / 4;
+	cmd->hdr.out_words = sizeof(resp) / 4;
+	cmd->response = (uintptr_t)&resp;
+	cmd->qp_handle = qp->handle;
+	cmd->wr_count = wrs;
+	cmd->sge_count = sges;
+	cmd->wqe_size = sizeof(*n);
+	s = (struct ibv_sge *)(n + wrs);
+	for (w = wr; w; w = w->next, n++) {
+		softrvt_uverbs_wr(qp, w, n);
+		memcpy(s, w->sg_list, w->num_sge * sizeof(*s));
+		s += w->num_sge;
+	}
+	if (write(qp->context->cmd_fd, cmd, size) != (ssize_t)size)
+		ret = errno;
+	/* The kernel numbers the WR that failed from 1. */
+	if (resp.bad_wr && resp.bad_wr <= wrs) {
+		for (w = wr, i = 1; i < resp.bad_wr; i++)
+			w = w->next;
+		*bad_wr = w;
+	} else if (ret) {
+		*bad_wr = wr;
+	}
+	return ret;
+}
+
 /*
  * The kernel takes most WRs with its post_send command, in one call for
  * the list; BIND_MW, LOCAL_INV and, from a batch (@batch), FLUSH and
@@ -1307,7 +1405,7 @@ static int softrvt_post_send_list(struct ibv_qp *ibqp,
 	for (w = wr; w && !softrvt_wr_is_own(w); w = w->next)
 		;
 	if (!w)
-		return ibv_cmd_post_send(ibqp, wr, bad_wr);
+		return softrvt_cmd_post_send(ibqp, wr, bad_wr);
 
 	for (w = wr; w; w = w->next) {
 		if (w->opcode == IBV_WR_BIND_MW) {
@@ -1320,7 +1418,7 @@ static int softrvt_post_send_list(struct ibv_qp *ibqp,
 		} else {
 			one = *w;
 			one.next = NULL;
-			ret = ibv_cmd_post_send(ibqp, &one, &bad);
+			ret = softrvt_cmd_post_send(ibqp, &one, &bad);
 		}
 		if (ret) {
 			*bad_wr = w;
