@@ -5,7 +5,9 @@
 # guest of scripts/guest/count.sh booted COUNT_RUNS times (default 3)
 # under TCG with one virtual CPU and the counting plugin
 # (scripts/build-plugin.sh), then the table of scripts/count-table.py:
-# each figure's median and the spread of the runs.  Called by
+# each figure's median and the spread of the runs; and from the first
+# run's profile, the kernel functions that take the most of each
+# transfer (scripts/count-prof.py).  Called by
 # scripts/bench.sh with the kernel without debug options (a debug
 # kernel's checks would be most of what is counted).  Under TCG the
 # counts are of the guest's own instructions: unlike wall time they do
@@ -30,8 +32,11 @@ for r in $(seq "$runs"); do
 	mkdir -p "$out/$r/modules"
 	cp "$ko" "$out/$r/modules/"
 	log "instruction counts: run $r of $runs"
+	# The first run also profiles: where the instructions ran.
+	prof=""
+	[ "$r" = 1 ] && prof=",prof=$out/$r/prof"
 	SOFTRVT_ACCEL=tcg "$TOP/scripts/vm.sh" -k "$kdir" -s 1 -c max -t 3000 \
-		-o "$out/$r" -q "-plugin $plugin,out=$out/$r/insn" -- \
+		-o "$out/$r" -q "-plugin $plugin,out=$out/$r/insn$prof" -- \
 		"${knobs}scripts/guest/count.sh" > "$out/$r.log" 2>&1 ||
 		{ tail -n 30 "$out/$r.log" >&2; log "count run $r failed"; exit 1; }
 	if grep -q '^FAIL' "$out/$r/results"; then
@@ -40,3 +45,6 @@ for r in $(seq "$runs"); do
 	fi
 done
 "$TOP/scripts/count-table.py" "$out"/[0-9]*/ | tee "$out/table.txt"
+"$TOP/scripts/count-prof.py" "$out/1" "$("$TOP/scripts/build-rootfs.sh")" "$TOP" \
+	> "$out/profile.txt"
+log "where the kernel's instructions go: $out/profile.txt"

@@ -315,9 +315,11 @@ freshdir_test() {
 # The instruction-counting TCG plugin of `make bench` (scripts/count.sh)
 # in a guest of one vCPU: a loop of 10^6 x (dec; jnz) between its two
 # markers counts as 2 x 10^6 user instructions, give or take the
-# translation blocks at either end, and QEMU's exit line follows.
+# translation blocks at either end, and QEMU's exit line follows; the
+# profile written at the second marker holds the loop's block of two
+# instructions, run 10^6 times but for the entry.
 plugin_test() {
-	local d=$work/plugin plugin n=1000000 diff
+	local d=$work/plugin plugin n=1000000 diff loop
 	mkdir -p "$d"
 	if ! plugin=$("$TOP/scripts/build-plugin.sh" 2> "$d/build.log"); then
 		tail -n 20 "$d/build.log"
@@ -326,7 +328,7 @@ plugin_test() {
 	fi
 	rc=0
 	SOFTRVT_ACCEL=tcg "$TOP/scripts/vm.sh" -l -s 1 -k "$kdir" -t 900 \
-		-o "$d/out" -q "-plugin $plugin,out=$d/insn" -- \
+		-o "$d/out" -q "-plugin $plugin,out=$d/insn,prof=$d/prof" -- \
 		tests/insn_mark -l "$n" > "$d/log" 2>&1 || rc=$?
 	cat "$d/insn"
 	diff=$(awk '/^mark 1 / { a = $6 } /^mark 2 / { b = $6 } END { print b - a }' "$d/insn")
@@ -334,6 +336,12 @@ plugin_test() {
 		grep -q '^exit kernel [0-9]* user [0-9]*$' "$d/insn" &&
 		[ "${diff#-}" -ge $((2 * n - 64)) ] && [ "${diff#-}" -le $((2 * n + 64)) ]
 	result "the TCG plugin counts a loop of $((2 * n)) user instructions as $diff, its markers in order" $?
+	loop=$(awk '/^mark / { m = $2; next }
+		m == 2 && $1 !~ /^ffff/ && $2 == 2 && $3 >= '$((n - 2))' && $3 <= '$n' { print }' \
+		"$d/prof" 2>/dev/null)
+	echo "# the loop's block in the profile: ${loop:-none}"
+	[ "$(grep -c '^mark ' "$d/prof" 2>/dev/null)" = 2 ] && [ -n "$loop" ]
+	result "the TCG plugin's profile has the loop's block run $n times but its entry" $?
 }
 
 case $what in

@@ -14,11 +14,13 @@
  * user instructions between a start and its end are the provider's (and
  * libibverbs') work for that call; the kernel's, if the call enters it,
  * count apart.  Every completion and
- * every message's bytes are checked.
+ * every message's bytes are checked.  At the end the process's mappings
+ * go to LABELS.PREFIX.maps, for the profile's user instructions.
  *
  * usage: post_poll_count DEV_A GID_A DEV_B GID_B N LABELS PREFIX
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,32 @@ static bool one_message(struct pair *p, unsigned int i)
 	       u64_is(sb.buf + 4096, 0x5052455300000000ULL + i, "message");
 }
 
+/*
+ * /proc/self/maps to LABELS.PREFIX.maps: scripts/count-prof.py names the
+ * user instructions of the profile by the libraries mapped there.
+ */
+static bool save_maps(const char *labels_path)
+{
+	char path[4096], buf[4096];
+	FILE *in, *out;
+	size_t n;
+	bool good;
+
+	snprintf(path, sizeof(path), "%s.%s.maps", labels_path, prefix);
+	in = fopen("/proc/self/maps", "r");
+	out = fopen(path, "w");
+	good = in && out;
+	while (good && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		good = fwrite(buf, 1, n, out) == n;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		good = false;
+	if (!good)
+		detail("%s: %s", path, strerror(errno));
+	return good;
+}
+
 int main(int argc, char **argv)
 {
 	struct pair_cfg cfg = default_cfg();
@@ -107,6 +135,7 @@ int main(int argc, char **argv)
 		good = one_message(&p, (unsigned int)i);
 	ok(good, "%lu signalled %d-byte SENDs posted and polled between markers, data checked",
 	   n, MSG_LEN);
+	ok(save_maps(argv[6]), "the process's mappings saved beside %s", argv[6]);
 	pair_down(&p);
 	sides_close();
 	fclose(labels);
