@@ -9,8 +9,8 @@
  * own RETH, an atomic is answered from the replay cache without being
  * executed twice.  ACKs are coalesced: one per engine run, for the last
  * PSN accepted, when a packet asked for one or repaired a sequence error;
- * but a message that completes a receive WQE is acknowledged before its
- * completion is entered.
+ * but the ACK owed for a message that completes a receive WQE leaves
+ * before its completion is entered.
  *
  * A UC responder takes what arrives in order and drops the rest of a
  * message with a gap; a UD responder checks the Q_Key and puts the IP
@@ -888,16 +888,16 @@ static int softrvt_resp_message(struct softrvt_qp *qp, struct sk_buff *skb,
 
 /*
  * Enter the completion of the RC or XRC message whose last packet @pkt was
- * just taken.  The ACK that covers it leaves first, coalescing or not:
- * its requester then learns of the delivery no later than the consumer
- * here does.  A consumer that answers by disconnecting (iSER after a
- * logout response) would otherwise have the peer's QP in ERR, and the
- * SEND flushed there, before the ACK is out.
+ * just taken.  The ACK owed (the last packet of a message asks for one)
+ * leaves first rather than at the end of the engine run: the requester
+ * then learns of the delivery no later than the consumer here does.  A
+ * consumer that answers by disconnecting (iSER after a logout response)
+ * would otherwise have the peer's QP in ERR, and the SEND flushed there,
+ * before the ACK is out.
  */
 static void softrvt_resp_complete(struct softrvt_qp *qp, struct softrvt_pkt *pkt,
 				  struct ib_wc *wc)
 {
-	qp->resp.ack_pending = true;
 	softrvt_resp_flush_ack(qp);
 	softrvt_resp_recv_done(qp, IB_WC_SUCCESS, wc, pkt->se);
 }
