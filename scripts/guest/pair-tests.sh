@@ -43,7 +43,7 @@ rand_mib=4 seq_mib=16
 # both guests run this, each its side.  PROGS: any of rc srq write read
 # send rping xfer, all of them with SOFTRVT_FULL=1.
 suite() { # LABEL SROLE PROGS
-	local label=$1 s=$2 progs=" $3 " op
+	local label=$1 s=$2 progs=" ${3:-} " op
 	[ "${SOFTRVT_FULL:-}" ] && progs=" rc srq write read send rping xfer "
 	[[ $progs == *" rc "* ]] &&
 		pair_prog "$label: rc_pingpong -s 65536 -c" "$iters" "$s" \
