@@ -519,8 +519,8 @@ static void softrvt_engine(struct softrvt_qp *qp)
 	 * it sent (softrvt_comp_may_complete()); while a test holds them, so
 	 * does the flush: the release runs the engine again.
 	 */
-	if (cur_state == IB_QPS_ERR && READ_ONCE(softrvt_to_dev(qp->ibqp.device)->rx_hold) &&
-	    !skb_queue_empty_lockless(&qp->r_pkts))
+	if (cur_state == IB_QPS_ERR && !skb_queue_empty_lockless(&qp->r_pkts) &&
+	    READ_ONCE(softrvt_to_dev(qp->ibqp.device)->rx_hold))
 		return;
 	if (softrvt_is_rc_req(qp->ibqp.qp_type) && !qp->s_local && !qp->s_peer &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
