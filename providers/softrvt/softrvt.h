@@ -124,6 +124,12 @@ struct softrvt_device {
 
 struct softrvt_context {
 	struct verbs_context ibv_ctx;
+	/*
+	 * The kernel refused a write() of a command: the process's
+	 * credentials are no longer those that opened the device
+	 * (ib_safe_file_access()).  Commands go by ioctl from then on.
+	 */
+	atomic_bool no_write;
 };
 
 struct softrvt_cq {

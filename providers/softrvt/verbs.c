@@ -1336,11 +1336,15 @@ static void softrvt_uverbs_wr(const struct ibv_qp *qp, const struct ibv_send_wr 
  * UVERBS_METHOD_INVOKE_WRITE, wraps it in an ioctl's attributes: twice
  * the user instructions of the rest of a post (counted with the plugin
  * of make bench).  A list too long for the stack buffer goes to
- * ibv_cmd_post_send().
+ * ibv_cmd_post_send(), and so does every post of a process the kernel
+ * no longer lets write() (it changed credentials since it opened the
+ * device, as one that drops root does): the ioctl has no such check.
+ * The kernel refuses that write() before it looks at the command.
  */
 static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 				 struct ibv_send_wr **bad_wr)
 {
+	struct softrvt_context *ctx = to_sctx(qp->context);
 	uint64_t buf[SOFTRVT_POST_CMD_MAX / sizeof(uint64_t)];
 	struct ibv_post_send *cmd = (struct ibv_post_send *)buf;
 	struct ib_uverbs_post_send_resp resp = { .bad_wr = 0 };
@@ -1351,6 +1355,8 @@ static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	size_t size;
 	int ret = 0;
 
+	if (atomic_load_explicit(&ctx->no_write, memory_order_relaxed))
+		return ibv_cmd_post_send(qp, wr, bad_wr);
 	for (w = wr; w; w = w->next) {
 		wrs++;
 		sges += w->num_sge;
@@ -1375,8 +1381,13 @@ static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		memcpy(s, w->sg_list, w->num_sge * sizeof(*s));
 		s += w->num_sge;
 	}
-	if (write(qp->context->cmd_fd, cmd, size) != (ssize_t)size)
+	if (write(qp->context->cmd_fd, cmd, size) != (ssize_t)size) {
 		ret = errno;
+		if (ret == EACCES) {
+			atomic_store_explicit(&ctx->no_write, true, memory_order_relaxed);
+			return ibv_cmd_post_send(qp, wr, bad_wr);
+		}
+	}
 	/* The kernel numbers the WR that failed from 1. */
 	if (resp.bad_wr && resp.bad_wr <= wrs) {
 		for (w = wr, i = 1; i < resp.bad_wr; i++)
