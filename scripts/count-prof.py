@@ -24,6 +24,7 @@ usage: count-prof.py RUN [ROOT TOP]
 import bisect
 import os
 import re
+import statistics
 import subprocess
 import sys
 from collections import defaultdict
@@ -127,32 +128,39 @@ class UserSyms:
 
 
 def calls(run, labels, sections, root, top):
-    """Per call of post_poll_count, the user instructions by function."""
-    per = defaultdict(lambda: defaultdict(int))
-    n = defaultdict(int)
+    """Per call of post_poll_count, the user instructions by function:
+    each function's median over the calls.  The profile cannot tell one
+    process from another, and a call that a timer tick interrupted also
+    holds other processes' blocks: the median leaves those out, as
+    count-table.py's median of the totals does."""
+    per = defaultdict(list)
     for seq, label in enumerate(labels, 1):
         m = re.match(r"(\S+) (post|poll) end hit$|(\S+) (post) end$", label)
         if not m or seq not in sections:
             continue
         drv, what = (m[1], m[2]) if m[1] else (m[3], m[4])
-        n[(drv, what)] += 1
-        for vaddr, insns in sections[seq].items():
-            if vaddr < KERNEL_HALF:
-                per[(drv, what)][vaddr] += insns
-    for (drv, what), addrs in per.items():
+        per[(drv, what)].append({v: i for v, i in sections[seq].items()
+                                 if v < KERNEL_HALF})
+    for (drv, what), each in per.items():
         maps = f"{run}/marks.{drv}.maps"
         if not os.path.exists(maps):
             continue
         us = UserSyms(maps, root, top)
-        by = defaultdict(float)
-        for vaddr, insns in addrs.items():
-            by[us.name(vaddr)] += insns / n[(drv, what)]
-        total = sum(by.values())
+        named = []
+        for addrs in each:
+            by = defaultdict(int)
+            for vaddr, insns in addrs.items():
+                by[us.name(vaddr)] += insns
+            named.append(by)
+        syms = {k for by in named for k in by}
+        med = {k: statistics.median(by.get(k, 0) for by in named) for k in syms}
         call = "ibv_post_send" if what == "post" else "ibv_poll_cq"
-        print(f"== {drv} {call}: {total:.0f} user instructions a call "
-              f"({n[(drv, what)]} calls)")
-        for (sym, lib), v in sorted(by.items(), key=lambda x: -x[1])[:TOP_N]:
-            print(f"   {v:6.1f}  {sym} [{lib}]")
+        print(f"== {drv} {call}: {sum(med.values()):.0f} user instructions, "
+              f"the functions' medians over {len(each)} calls (functions "
+              "of a library without symbols: the nearest exported one)")
+        for (sym, lib), v in sorted(med.items(), key=lambda x: -x[1])[:TOP_N]:
+            if v:
+                print(f"   {v:6.1f}  {sym} [{lib}]")
 
 
 def main(run, top, root=None, tree=None):
