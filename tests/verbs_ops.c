@@ -1876,6 +1876,69 @@ static void test_too_many_sge(void)
 	   same(r->p, s->p, 16 * max, "payload"),
 	   "the WR before it was posted and completes");
 	ok(cq_quiet(t.ca, 50, "requester CQ"), "the failed WR never completes");
+
+	/* A negative num_sge: refused where it stands in the chain. */
+	bad_wr = send_wr(0xe23, IBV_WR_SEND, ss, -1);
+	bad = NULL;
+	ret = ibv_post_send(t.a, &bad_wr, &bad);
+	ok(ret == EINVAL && bad == &bad_wr,
+	   "num_sge -1: post_send fails with EINVAL (%d), bad_wr is the WR", ret);
+	good_wr = send_wr(0xe24, IBV_WR_SEND, ss, 1);
+	good_wr.next = &bad_wr;
+	bad = NULL;
+	ret = post_recv(t.b, 0xf24, &rs, 1) ?
+	      ibv_post_send(t.a, &good_wr, &bad) : 0;
+	ok(ret == EINVAL && bad == &bad_wr,
+	   "a chain with num_sge -1 second: EINVAL (%d), bad_wr is the second", ret);
+	ok(expect_wc(t.ca, "requester", 0xe24, IBV_WC_SUCCESS, IBV_WC_SEND,
+		     -1, t.a, NULL) &&
+	   expect_wc(t.cb, "responder", 0xf24, IBV_WC_SUCCESS, IBV_WC_RECV,
+		     16, t.b, NULL) &&
+	   cq_quiet(t.ca, 50, "requester CQ"),
+	   "the WR before it was posted and completes, the bad one never");
+	tc_end(&t);
+}
+
+/*
+ * 20b: a chain whose post_send command is larger than libsoftrvt builds
+ * on its stack (4 KiB: 16 SENDs of 16 SGEs) goes the other way, through
+ * libibverbs; every SEND still arrives whole, in order.
+ */
+#define LONG_WRS	16
+#define LONG_SGES	16
+
+static void test_long_chain(void)
+{
+	struct pair_opts o = rc_opts();
+	struct ibv_send_wr wr[LONG_WRS], *bad = NULL;
+	struct ibv_sge ss[LONG_WRS][LONG_SGES], rs;
+	struct buf *s = NULL, *r = NULL;
+	const uint32_t len = LONG_SGES * 16;
+	int i, j, ret, good = 1;
+	struct tc t;
+
+	o.a_max_send_sge = LONG_SGES;
+	SETUP(&t, tc_begin(&t, "a chain of 16 SENDs of 16 SGEs, past 4 KiB of command") &&
+	      tc_pair(&t, &o) && (s = tc_buf(&t, LONG_WRS * len, 0)) &&
+	      (r = tc_buf(&t, LONG_WRS * len, IBV_ACCESS_LOCAL_WRITE)));
+	pattern(s->p, s->len, 20);
+	for (i = 0; i < LONG_WRS; i++) {
+		for (j = 0; j < LONG_SGES; j++)
+			ss[i][j] = sge(s, i * len + 16 * j, 16);
+		wr[i] = send_wr(0xe30 + i, IBV_WR_SEND, ss[i], LONG_SGES);
+		wr[i].next = i + 1 < LONG_WRS ? &wr[i + 1] : NULL;
+		rs = sge(r, i * len, len);
+		good = good && post_recv(t.b, 0xf30 + i, &rs, 1);
+	}
+	ret = good ? ibv_post_send(t.a, wr, &bad) : -1;
+	ok(!ret, "post_send of the chain returns 0 (%d)", ret);
+	for (i = 0; !ret && i < LONG_WRS; i++)
+		good = expect_wc(t.ca, "requester", 0xe30 + i, IBV_WC_SUCCESS,
+				 IBV_WC_SEND, -1, t.a, NULL) &&
+		       expect_wc(t.cb, "responder", 0xf30 + i, IBV_WC_SUCCESS,
+				 IBV_WC_RECV, len, t.b, NULL) && good;
+	ok(!ret && good && same(r->p, s->p, LONG_WRS * len, "payload"),
+	   "every SEND completes in order on both sides, every byte arrived");
 	tc_end(&t);
 }
 
@@ -2056,6 +2119,7 @@ int main(int argc, char **argv)
 	test_wrong_state();
 	test_flush();
 	test_too_many_sge();
+	test_long_chain();
 	test_modify_vs_error();
 
 	ret = ibv_close_device(ctx);

@@ -1232,11 +1232,15 @@ int softrvt_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/* WRs the kernel's post_send command does not carry. */
+/*
+ * WRs the kernel's post_send command does not carry, and WRs no command
+ * may carry: a negative num_sge would be copied as a length.
+ */
 static bool softrvt_wr_is_own(const struct ibv_send_wr *wr)
 {
 	return wr->opcode == IBV_WR_BIND_MW ||
-	       wr->opcode == IBV_WR_LOCAL_INV || softrvt_wr_is_placement(wr);
+	       wr->opcode == IBV_WR_LOCAL_INV || softrvt_wr_is_placement(wr) ||
+	       wr->num_sge < 0;
 }
 
 /*
@@ -1349,23 +1353,21 @@ static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	struct ibv_post_send *cmd = (struct ibv_post_send *)buf;
 	struct ib_uverbs_post_send_resp resp = { .bad_wr = 0 };
 	struct ib_uverbs_send_wr *n = cmd->send_wr;
-	unsigned int wrs = 0, sges = 0, i;
+	size_t wrs = 0, sges = 0, size = sizeof(*cmd), i;
 	struct ibv_send_wr *w;
 	struct ibv_sge *s;
-	size_t size;
 	int ret = 0;
 
 	if (atomic_load_explicit(&ctx->no_write, memory_order_relaxed))
 		return ibv_cmd_post_send(qp, wr, bad_wr);
+	/* No num_sge here is negative (softrvt_wr_is_own()). */
 	for (w = wr; w; w = w->next) {
 		wrs++;
 		sges += w->num_sge;
-		if (w->num_sge < 0 || wrs > SOFTRVT_POST_CMD_MAX || sges > SOFTRVT_POST_CMD_MAX)
+		size = sizeof(*cmd) + wrs * sizeof(*n) + sges * sizeof(*s);
+		if (size > sizeof(buf))
 			return ibv_cmd_post_send(qp, wr, bad_wr);
 	}
-	size = sizeof(*cmd) + wrs * sizeof(*n) + sges * sizeof(*s);
-	if (size > sizeof(buf))
-		return ibv_cmd_post_send(qp, wr, bad_wr);
 
 	cmd->hdr.command = IB_USER_VERBS_CMD_POST_SEND;
 	cmd->hdr.in_words = size / 4;
@@ -1402,7 +1404,8 @@ static int softrvt_cmd_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 /*
  * The kernel takes most WRs with its post_send command, in one call for
  * the list; BIND_MW, LOCAL_INV and, from a batch (@batch), FLUSH and
- * ATOMIC_WRITE go one by one with softrvt's methods.  A list holding both
+ * ATOMIC_WRITE go one by one with softrvt's methods, and a WR with a
+ * negative num_sge fails there with EINVAL.  A list holding both
  * kinds is posted a WR at a time, in order, so that the send queue holds
  * them as the list has them; the caller's list is not touched.
  */
@@ -1426,6 +1429,8 @@ static int softrvt_post_send_list(struct ibv_qp *ibqp,
 		} else if (softrvt_wr_is_placement(w)) {
 			ret = batch ? softrvt_post_placement_wr(ibqp, w) :
 				      EINVAL;
+		} else if (w->num_sge < 0) {
+			ret = EINVAL;
 		} else {
 			one = *w;
 			one.next = NULL;
